@@ -1,0 +1,16 @@
+import eslint from "@eslint/js";
+import prettier from "eslint-config-prettier";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+    { ignores: ["dist/", "build/", "coverage/", "node_modules/"] },
+    eslint.configs.recommended,
+    ...tseslint.configs.recommended,
+    prettier,
+    {
+        rules: {
+            "@typescript-eslint/no-explicit-any": "error",
+            "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+        },
+    },
+);

@@ -1,0 +1,45 @@
+import Joi from "joi";
+
+import { describeInvalidEntry } from "../net/address-list";
+
+const addressList = Joi.array().items(
+    Joi.string().custom((value: string, helpers) => {
+        const problem = describeInvalidEntry(value);
+        return problem ? helpers.message({ custom: problem }) : value;
+    }),
+);
+
+const positiveInteger = Joi.number().integer().min(1);
+
+export const configSchema = Joi.object({
+    enabled: Joi.boolean().required(),
+    server: Joi.object({
+        http: Joi.object({
+            host: Joi.string().ip({ version: ["ipv4", "ipv6"], cidr: "forbidden" }).required(),
+            port: Joi.number().integer().min(1).max(65535).required(),
+        }).required(),
+        whitelist: addressList.required(),
+        apiKey: Joi.string().allow("").required(),
+    }).required(),
+    storage: Joi.object({
+        path: Joi.string().allow("").required(),
+    }).required(),
+    delivery: Joi.object({
+        timeoutMs: positiveInteger.required(),
+        concurrency: positiveInteger.required(),
+        concurrencyPerTarget: positiveInteger.required(),
+        retryScheduleSeconds: Joi.array().items(Joi.number().min(0)).required(),
+        autoDisableAfterDeadDeliveries: Joi.number().integer().min(0).required(),
+        retentionDays: positiveInteger.required(),
+        allowTargets: addressList.required(),
+        denyTargets: addressList.required(),
+    }).required(),
+    limits: Joi.object({
+        bodyBytes: positiveInteger.required(),
+        conditions: positiveInteger.required(),
+        regexpLength: positiveInteger.required(),
+        pageSize: positiveInteger.required(),
+    }).required(),
+    // ARK's core-webhooks option, in milliseconds; when given it sets delivery.timeoutMs.
+    timeout: positiveInteger.optional(),
+}).unknown(true);

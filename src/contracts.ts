@@ -1,0 +1,65 @@
+export const CONDITION_NAMES = [
+    "between",
+    "contains",
+    "eq",
+    "falsy",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "ne",
+    "not-between",
+    "regexp",
+    "truthy",
+] as const;
+
+export type ConditionName = (typeof CONDITION_NAMES)[number];
+
+export interface Condition {
+    key: string;
+    condition: ConditionName;
+    value?: unknown;
+}
+
+/** "any": the spec's rule, one true condition fires the webhook; "all": every condition must hold. */
+export type MatchMode = "any" | "all";
+
+export interface Webhook {
+    id: string;
+    event: string;
+    target: string;
+    enabled: boolean;
+    conditions: Condition[];
+    match: MatchMode;
+    token: string;
+    createdAt: number;
+    updatedAt: number;
+}
+
+/** The fields a client may set; the rest are the register's. */
+export type WebhookInput = Pick<Webhook, "event" | "target" | "enabled" | "conditions" | "match">;
+
+export type DeliveryStatus = "pending" | "delivered" | "failed" | "dead";
+
+export interface Delivery {
+    id: string;
+    webhookId: string;
+    event: string;
+    /** The exact JSON body posted on every attempt, so that retries carry the same bytes. */
+    body: string;
+    status: DeliveryStatus;
+    attempts: number;
+    nextAttemptAt: number | null;
+    createdAt: number;
+    updatedAt: number;
+}
+
+export interface Attempt {
+    deliveryId: string;
+    number: number;
+    startedAt: number;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    responseExcerpt: string | null;
+}

@@ -1,0 +1,46 @@
+import { readBoolean, readList, readNumber, readString } from "./config/environment";
+
+/**
+ * Every option of the plugin with its default. Each one can be set in the node's app.json or by
+ * an environment variable `CORE_WALLET_WEBHOOKS_<NAME>`; the plugin's configSchema() validates and
+ * converts them, so a bad value stops the node with a message naming the option.
+ */
+export const defaults = {
+    enabled: readBoolean("ENABLED", true),
+    server: {
+        http: {
+            host: readString("HOST", "0.0.0.0"),
+            port: readNumber("PORT", 4004),
+        },
+        whitelist: readList("WHITELIST", ["127.0.0.1", "::1", "::ffff:127.0.0.1"]),
+        apiKey: readString("API_KEY", ""),
+    },
+    storage: {
+        // Empty means "<node data path>/core-wallet-webhooks/webhooks.sqlite".
+        path: readString("DATABASE_PATH", ""),
+    },
+    delivery: {
+        timeoutMs: readNumber("TIMEOUT", 10_000),
+        concurrency: readNumber("CONCURRENCY", 50),
+        concurrencyPerTarget: readNumber("CONCURRENCY_PER_TARGET", 4),
+        retryScheduleSeconds: readList("RETRY_SCHEDULE", ["5", "300", "1800", "7200", "18000", "36000", "50400", "72000", "86400"]),
+        autoDisableAfterDeadDeliveries: readNumber("AUTO_DISABLE_AFTER", 5),
+        retentionDays: readNumber("RETENTION_DAYS", 14),
+        allowTargets: readList("ALLOW_TARGETS", []),
+        denyTargets: readList("DENY_TARGETS", [
+            "0.0.0.0/8",
+            "169.254.0.0/16",
+            "224.0.0.0/4",
+            "255.255.255.255/32",
+            "::/128",
+            "fe80::/10",
+            "ff00::/8",
+        ]),
+    },
+    limits: {
+        bodyBytes: readNumber("MAX_BODY_BYTES", 65_536),
+        conditions: readNumber("MAX_CONDITIONS", 50),
+        regexpLength: readNumber("MAX_REGEXP_LENGTH", 256),
+        pageSize: readNumber("MAX_PAGE_SIZE", 100),
+    },
+};

@@ -1,0 +1,145 @@
+import { lookup as dnsLookup, LookupAddress } from "dns";
+import { isIP } from "net";
+import { Agent, request } from "undici";
+
+import { AttemptResult, parseRetryAfter } from "./retry-policy";
+import { TargetPolicy } from "./target-policy";
+
+export const RESPONSE_EXCERPT_BYTES = 1024;
+
+export interface SendRequest {
+    target: string;
+    body: string;
+    headers: Record<string, string>;
+}
+
+export interface SendOutcome {
+    result: AttemptResult;
+    responseExcerpt: string | null;
+}
+
+export type Resolver = (hostname: string, callback: (error: Error | null, addresses: LookupAddress[]) => void) => void;
+
+export interface SenderOptions {
+    timeoutMs: number;
+    connectionsPerTarget: number;
+    policy: TargetPolicy;
+    /** DNS resolution; injectable so that tests can make a name resolve anywhere. */
+    resolve?: Resolver;
+    userAgent: string;
+}
+
+class TargetRefusedError extends Error {
+    public readonly code = "ETARGETREFUSED";
+}
+
+const systemResolver: Resolver = (hostname, callback) =>
+    dnsLookup(hostname, { all: true }, (error, addresses) => callback(error, addresses ?? []));
+
+const readExcerpt = async (body: AsyncIterable<Buffer>): Promise<string> => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    for await (const chunk of body) {
+        if (length < RESPONSE_EXCERPT_BYTES) {
+            chunks.push(chunk);
+            length += chunk.length;
+        }
+    }
+    return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8");
+};
+
+const describeError = (error: unknown): string => {
+    if (error instanceof Error) {
+        const cause = (error as Error & { cause?: unknown }).cause;
+        const inner = cause instanceof Error ? `: ${cause.message}` : "";
+        return `${error.name === "Error" ? "" : `${error.name}: `}${error.message}${inner}`;
+    }
+    return String(error);
+};
+
+const findRefusal = (error: unknown): TargetRefusedError | undefined => {
+    for (let current: unknown = error; current instanceof Error; current = (current as Error & { cause?: unknown }).cause) {
+        if (current instanceof TargetRefusedError) {
+            return current;
+        }
+    }
+    return undefined;
+};
+
+/**
+ * POSTs deliveries over pooled keep-alive connections. The target policy is checked against the
+ * address each new connection resolves to, so a name cannot be pointed somewhere forbidden later.
+ */
+export class DeliverySender {
+    private readonly agent: Agent;
+
+    public constructor(private readonly options: SenderOptions) {
+        const resolve = options.resolve ?? systemResolver;
+        this.agent = new Agent({
+            connections: options.connectionsPerTarget,
+            keepAliveTimeout: 10_000,
+            headersTimeout: options.timeoutMs,
+            bodyTimeout: options.timeoutMs,
+            connect: {
+                timeout: options.timeoutMs,
+                lookup: (hostname, lookupOptions, callback) => {
+                    resolve(hostname, (error, addresses) => {
+                        if (error) {
+                            return callback(error, []);
+                        }
+                        const allowed = addresses.filter(({ address }) => options.policy(address) === undefined);
+                        if (allowed.length === 0) {
+                            const reason = addresses.length > 0 ? options.policy(addresses[0].address) : "no address";
+                            return callback(new TargetRefusedError(`${hostname} refused: ${reason}`), []);
+                        }
+                        if ((lookupOptions as { all?: boolean }).all) {
+                            return callback(null, allowed);
+                        }
+                        return callback(null, allowed[0].address, allowed[0].family);
+                    });
+                },
+            },
+        });
+    }
+
+    public async send({ target, body, headers }: SendRequest): Promise<SendOutcome> {
+        const url = new URL(target);
+        const literal = url.hostname.replace(/^\[|\]$/g, "");
+        if (isIP(literal)) {
+            // Literal addresses skip DNS, so the connection's lookup never sees them.
+            const reason = this.options.policy(literal);
+            if (reason) {
+                return { result: { kind: "refused", message: reason }, responseExcerpt: null };
+            }
+        }
+        try {
+            const response = await request(url, {
+                method: "POST",
+                dispatcher: this.agent,
+                body,
+                headers: { "content-type": "application/json", "user-agent": this.options.userAgent, ...headers },
+                signal: AbortSignal.timeout(this.options.timeoutMs),
+            });
+            const excerpt = await readExcerpt(response.body);
+            const retryAfter = response.headers["retry-after"];
+            return {
+                result: {
+                    kind: "response",
+                    statusCode: response.statusCode,
+                    retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
+                },
+                responseExcerpt: excerpt,
+            };
+        } catch (error) {
+            const refusal = findRefusal(error);
+            if (refusal) {
+                return { result: { kind: "refused", message: refusal.message }, responseExcerpt: null };
+            }
+            return { result: { kind: "network-error", message: describeError(error) }, responseExcerpt: null };
+        }
+    }
+
+    public async close(): Promise<void> {
+        await this.agent.close();
+    }
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from "crypto";
+
+import { NewDelivery } from "../store/delivery-store";
+import { OWN_EVENT_PREFIX } from "./catalogue";
+import { serializePayload } from "./serialize-payload";
+import { WebhookIndex } from "./webhook-index";
+
+export interface KernelEvent {
+    name: string | symbol;
+    data: unknown;
+}
+
+export interface ListenerStats {
+    eventsSeen: number;
+    deliveriesQueued: number;
+    lastEvent: string | null;
+    lastEventAt: number | null;
+    errors: number;
+}
+
+export interface ListenerDependencies {
+    index: WebhookIndex;
+    /** Writes an event's deliveries in one transaction. */
+    enqueue: (deliveries: readonly NewDelivery[]) => void;
+    /** Tells the dispatcher that deliveries are waiting. */
+    onQueued: () => void;
+    onError: (error: unknown, event: string) => void;
+    clock?: () => number;
+}
+
+/**
+ * Listens to every kernel event. It only matches and writes what it owes to the outbox, then
+ * returns: the kernel awaits its listeners, so the network is never on this path.
+ */
+export class KernelEventListener {
+    public readonly stats: ListenerStats = {
+        eventsSeen: 0,
+        deliveriesQueued: 0,
+        lastEvent: null,
+        lastEventAt: null,
+        errors: 0,
+    };
+    private readonly clock: () => number;
+
+    public constructor(private readonly dependencies: ListenerDependencies) {
+        this.clock = dependencies.clock ?? Date.now;
+    }
+
+    public handle({ name, data }: KernelEvent): void {
+        if (typeof name !== "string" || name.startsWith(OWN_EVENT_PREFIX)) {
+            return;
+        }
+        const now = this.clock();
+        this.stats.eventsSeen++;
+        this.stats.lastEvent = name;
+        this.stats.lastEventAt = now;
+        try {
+            const matched = this.dependencies.index.matching(name, data);
+            if (matched.length === 0) {
+                return;
+            }
+            // Every webhook of an event gets the same bytes: serialise once.
+            const body = `{"timestamp":${now},"event":${JSON.stringify(name)},"data":${serializePayload(data)}}`;
+            this.dependencies.enqueue(
+                matched.map((webhook) => ({ id: randomUUID(), webhookId: webhook.id, event: name, body, createdAt: now })),
+            );
+            this.stats.deliveriesQueued += matched.length;
+            this.dependencies.onQueued();
+        } catch (error) {
+            // Never throw into the kernel: a failing plugin must not stop block processing.
+            this.stats.errors++;
+            this.dependencies.onError(error, name);
+        }
+    }
+}

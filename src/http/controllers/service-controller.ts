@@ -1,0 +1,24 @@
+import { ListenerStats } from "../../events/listener";
+
+export interface ServiceInfo {
+    name: string;
+    version: string;
+}
+
+export class ServiceController {
+    public constructor(
+        private readonly info: ServiceInfo,
+        private readonly listenerStats: ListenerStats,
+        private readonly pendingDeliveries: () => number,
+    ) {}
+
+    public show() {
+        return {
+            data: {
+                ...this.info,
+                listener: { ...this.listenerStats },
+                deliveries: { pending: this.pendingDeliveries() },
+            },
+        };
+    }
+}

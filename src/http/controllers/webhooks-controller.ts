@@ -1,0 +1,67 @@
+import Boom from "@hapi/boom";
+import Hapi from "@hapi/hapi";
+
+import { Webhook, WebhookInput } from "../../contracts";
+import { EVENT_CATALOGUE } from "../../events/catalogue";
+import { WebhookRegister } from "../../webhooks/webhook-register";
+import { pageMeta } from "../pagination";
+
+/** A webhook as the interface shows it: never the token, which only creation returns. */
+export const presentWebhook = (webhook: Webhook) => ({
+    id: webhook.id,
+    event: webhook.event,
+    target: webhook.target,
+    enabled: webhook.enabled,
+    conditions: webhook.conditions,
+    match: webhook.match,
+});
+
+export const notFoundWebhook = (id: string): Boom.Boom => Boom.notFound(`webhook ${id} was not found`);
+
+export class WebhooksController {
+    public constructor(
+        private readonly register: WebhookRegister,
+        private readonly prefix: string,
+    ) {}
+
+    public index(request: Hapi.Request) {
+        const { page, limit } = request.query as { page: number; limit: number };
+        const { webhooks, totalCount } = this.register.page(page, limit);
+        return {
+            meta: pageMeta({ path: `${this.prefix}/webhooks`, page, limit }, webhooks.length, totalCount),
+            data: webhooks.map(presentWebhook),
+        };
+    }
+
+    public show(request: Hapi.Request) {
+        const webhook = this.register.find(request.params.id);
+        if (!webhook) {
+            throw notFoundWebhook(request.params.id);
+        }
+        return { data: presentWebhook(webhook) };
+    }
+
+    public async store(request: Hapi.Request, h: Hapi.ResponseToolkit) {
+        const webhook = await this.register.create(request.payload as WebhookInput);
+        return h.response({ data: { ...presentWebhook(webhook), token: webhook.token } }).code(201);
+    }
+
+    public async update(request: Hapi.Request, h: Hapi.ResponseToolkit) {
+        const updated = await this.register.update(request.params.id, request.payload as Partial<WebhookInput>);
+        if (!updated) {
+            throw notFoundWebhook(request.params.id);
+        }
+        return h.response().code(204);
+    }
+
+    public async destroy(request: Hapi.Request, h: Hapi.ResponseToolkit) {
+        if (!(await this.register.delete(request.params.id))) {
+            throw notFoundWebhook(request.params.id);
+        }
+        return h.response().code(204);
+    }
+
+    public events() {
+        return { data: EVENT_CATALOGUE };
+    }
+}

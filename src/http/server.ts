@@ -1,0 +1,41 @@
+import Hapi from "@hapi/hapi";
+
+import { accessPlugin, AccessOptions } from "./access";
+import { failValidation } from "./validation";
+
+export interface HttpServerOptions extends AccessOptions {
+    host: string;
+    port: number;
+    bodyBytes: number;
+}
+
+/** Registers the routes of one API prefix; called once for `/api` and once for `/api/v2`. */
+export type RouteRegistrar = (server: Hapi.Server, prefix: string) => void;
+
+export const API_PREFIXES = ["/api", "/api/v2"] as const;
+
+export const createHttpServer = async (options: HttpServerOptions, registerRoutes: RouteRegistrar): Promise<Hapi.Server> => {
+    const server = new Hapi.Server({
+        host: options.host,
+        port: options.port,
+        router: { stripTrailingSlash: true },
+        routes: {
+            payload: { maxBytes: options.bodyBytes },
+            validate: { failAction: failValidation },
+            response: { emptyStatusCode: 204 },
+        },
+    });
+    await server.register({ plugin: accessPlugin, options });
+    for (const prefix of API_PREFIXES) {
+        await server.register(
+            {
+                plugin: {
+                    name: `core-wallet-webhooks-routes${prefix.replace(/\//g, "-")}`,
+                    register: (scoped: Hapi.Server) => registerRoutes(scoped, prefix),
+                },
+            },
+            { routes: { prefix } },
+        );
+    }
+    return server;
+};

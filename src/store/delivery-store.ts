@@ -1,0 +1,208 @@
+import { Attempt, Delivery, DeliveryStatus } from "../contracts";
+import { SqliteDatabase } from "./database";
+
+interface DeliveryRow {
+    id: string;
+    webhook_id: string;
+    event: string;
+    body: string;
+    status: string;
+    attempts: number;
+    next_attempt_at: number | null;
+    created_at: number;
+    updated_at: number;
+}
+
+interface AttemptRow {
+    delivery_id: string;
+    number: number;
+    started_at: number;
+    duration_ms: number;
+    status_code: number | null;
+    error: string | null;
+    response_excerpt: string | null;
+}
+
+const COLUMNS = "id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at";
+
+const rowToDelivery = (row: DeliveryRow): Delivery => ({
+    id: row.id,
+    webhookId: row.webhook_id,
+    event: row.event,
+    body: row.body,
+    status: row.status as DeliveryStatus,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+});
+
+const rowToAttempt = (row: AttemptRow): Attempt => ({
+    deliveryId: row.delivery_id,
+    number: row.number,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+    statusCode: row.status_code,
+    error: row.error,
+    responseExcerpt: row.response_excerpt,
+});
+
+export interface NewDelivery {
+    id: string;
+    webhookId: string;
+    event: string;
+    body: string;
+    createdAt: number;
+}
+
+/** What one attempt led to: the delivery's next state and the attempt to log. */
+export interface AttemptOutcome {
+    attempt: Attempt;
+    status: DeliveryStatus;
+    nextAttemptAt: number | null;
+}
+
+/** The outbox: deliveries owed, their state and every attempt made. */
+export class DeliveryStore {
+    private readonly statements;
+    private readonly enqueueAll: (deliveries: readonly NewDelivery[]) => void;
+    private readonly recordAll: (outcome: AttemptOutcome) => void;
+
+    public constructor(db: SqliteDatabase) {
+        this.statements = {
+            insert: db.prepare<[string, string, string, string, number, number, number]>(
+                `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+                 VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+            ),
+            due: db.prepare<[number, number], DeliveryRow>(
+                `SELECT ${COLUMNS} FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+                 ORDER BY next_attempt_at, seq LIMIT ?`,
+            ),
+            nextDue: db.prepare<[], { next: number | null }>(
+                "SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending'",
+            ),
+            find: db.prepare<[string, string], DeliveryRow>(
+                `SELECT ${COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`,
+            ),
+            page: db.prepare<[string, number, number], DeliveryRow>(
+                `SELECT ${COLUMNS} FROM deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`,
+            ),
+            count: db.prepare<[string], { total: number }>(
+                "SELECT COUNT(*) AS total FROM deliveries WHERE webhook_id = ?",
+            ),
+            attempts: db.prepare<[string], AttemptRow>(
+                `SELECT delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt
+                 FROM attempts WHERE delivery_id = ? ORDER BY number`,
+            ),
+            insertAttempt: db.prepare<AttemptRow>(
+                `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt)
+                 VALUES (@delivery_id, @number, @started_at, @duration_ms, @status_code, @error, @response_excerpt)`,
+            ),
+            updateState: db.prepare<[string, number, number | null, number, string]>(
+                "UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?",
+            ),
+            reschedule: db.prepare<[number, number, string, string]>(
+                `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?
+                 WHERE id = ? AND webhook_id = ?`,
+            ),
+            deadStreak: db.prepare<[string, number], { status: string }>(
+                `SELECT status FROM deliveries WHERE webhook_id = ? AND status <> 'pending'
+                 ORDER BY updated_at DESC, seq DESC LIMIT ?`,
+            ),
+            purge: db.prepare<[number]>("DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < ?"),
+            pendingCount: db.prepare<[], { total: number }>(
+                "SELECT COUNT(*) AS total FROM deliveries WHERE status = 'pending'",
+            ),
+        };
+        this.enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
+            for (const delivery of deliveries) {
+                this.statements.insert.run(
+                    delivery.id,
+                    delivery.webhookId,
+                    delivery.event,
+                    delivery.body,
+                    delivery.createdAt,
+                    delivery.createdAt,
+                    delivery.createdAt,
+                );
+            }
+        });
+        this.recordAll = db.transaction((outcome: AttemptOutcome) => {
+            const { attempt } = outcome;
+            this.statements.insertAttempt.run({
+                delivery_id: attempt.deliveryId,
+                number: attempt.number,
+                started_at: attempt.startedAt,
+                duration_ms: attempt.durationMs,
+                status_code: attempt.statusCode,
+                error: attempt.error,
+                response_excerpt: attempt.responseExcerpt,
+            });
+            this.statements.updateState.run(
+                outcome.status,
+                attempt.number,
+                outcome.nextAttemptAt,
+                attempt.startedAt + attempt.durationMs,
+                attempt.deliveryId,
+            );
+        });
+    }
+
+    /** All of an event's deliveries in one transaction: every one is owed, or none. */
+    public enqueue(deliveries: readonly NewDelivery[]): void {
+        this.enqueueAll(deliveries);
+    }
+
+    public due(now: number, limit: number): Delivery[] {
+        return this.statements.due.all(now, limit).map(rowToDelivery);
+    }
+
+    public nextDueAt(): number | null {
+        return this.statements.nextDue.get()?.next ?? null;
+    }
+
+    public record(outcome: AttemptOutcome): void {
+        this.recordAll(outcome);
+    }
+
+    public find(webhookId: string, id: string): Delivery | undefined {
+        const row = this.statements.find.get(id, webhookId);
+        return row ? rowToDelivery(row) : undefined;
+    }
+
+    public attempts(deliveryId: string): Attempt[] {
+        return this.statements.attempts.all(deliveryId).map(rowToAttempt);
+    }
+
+    public page(webhookId: string, offset: number, limit: number): { deliveries: Delivery[]; totalCount: number } {
+        return {
+            deliveries: this.statements.page.all(webhookId, limit, offset).map(rowToDelivery),
+            totalCount: this.statements.count.get(webhookId)?.total ?? 0,
+        };
+    }
+
+    /** Makes a delivery due again now, whatever its state; false when it does not exist. */
+    public redeliver(webhookId: string, id: string, now: number): boolean {
+        return this.statements.reschedule.run(now, now, id, webhookId).changes === 1;
+    }
+
+    /** How many of the webhook's most recent finished deliveries died in a row. */
+    public deadStreak(webhookId: string, window: number): number {
+        let streak = 0;
+        for (const { status } of this.statements.deadStreak.all(webhookId, window)) {
+            if (status !== "dead") {
+                break;
+            }
+            streak++;
+        }
+        return streak;
+    }
+
+    public purgeFinishedBefore(cutoff: number): number {
+        return this.statements.purge.run(cutoff).changes;
+    }
+
+    public pendingCount(): number {
+        return this.statements.pendingCount.get()?.total ?? 0;
+    }
+}

@@ -1,0 +1,50 @@
+/** Each entry moves the schema one `user_version` up; entries are never edited once released. */
+export const MIGRATIONS: readonly string[] = [
+    `
+    CREATE TABLE webhooks (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        event TEXT NOT NULL,
+        target TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        conditions TEXT NOT NULL,
+        match TEXT NOT NULL,
+        token TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+
+    CREATE TABLE deliveries (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        webhook_id TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_attempt_at INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+    CREATE INDEX deliveries_by_webhook ON deliveries (webhook_id, seq);
+    CREATE INDEX deliveries_by_update ON deliveries (updated_at) WHERE status <> 'pending';
+
+    CREATE TABLE attempts (
+        delivery_id TEXT NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
+        number INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        status_code INTEGER,
+        error TEXT,
+        response_excerpt TEXT,
+        PRIMARY KEY (delivery_id, number)
+    );
+
+    CREATE TABLE imports (
+        source TEXT PRIMARY KEY,
+        imported_at INTEGER NOT NULL,
+        count INTEGER NOT NULL
+    );
+    `,
+];

@@ -1,0 +1,98 @@
+import { randomBytes, randomUUID } from "crypto";
+
+import { Webhook, WebhookInput } from "../contracts";
+import { WebhookIndex } from "../events/webhook-index";
+import { WebhookStore } from "../store/webhook-store";
+import { WriteBatcher } from "../store/write-batcher";
+
+export interface WebhookPage {
+    webhooks: Webhook[];
+    totalCount: number;
+}
+
+/**
+ * The register's operations. Every write is committed (group commit) before it is answered, and
+ * the listener's in-memory index follows each committed change.
+ */
+export class WebhookRegister {
+    public constructor(
+        private readonly store: WebhookStore,
+        private readonly writes: WriteBatcher,
+        private readonly index: WebhookIndex,
+        private readonly clock: () => number = Date.now,
+    ) {}
+
+    /** Loads every webhook into the listener's index; called once at start. */
+    public loadIndex(): number {
+        for (const webhook of this.store.all()) {
+            this.index.put(webhook);
+        }
+        return this.index.size;
+    }
+
+    public page(page: number, limit: number): WebhookPage {
+        return { webhooks: this.store.page((page - 1) * limit, limit), totalCount: this.store.count() };
+    }
+
+    public find(id: string): Webhook | undefined {
+        return this.store.findById(id);
+    }
+
+    public async create(input: WebhookInput): Promise<Webhook> {
+        const now = this.clock();
+        const webhook: Webhook = {
+            ...input,
+            id: randomUUID(),
+            token: randomBytes(32).toString("hex"),
+            createdAt: now,
+            updatedAt: now,
+        };
+        await this.writes.run(() => this.store.insert(webhook));
+        this.index.put(webhook);
+        return webhook;
+    }
+
+    /**
+     * Adds webhooks that keep their id and token (the import of ARK's register), skipping ids already
+     * present; `alsoInTransaction` commits with them, so an import is recorded exactly when it lands.
+     */
+    public async restore(webhooks: readonly Webhook[], alsoInTransaction: () => void): Promise<Webhook[]> {
+        const added = await this.writes.run(() => {
+            const fresh = webhooks.filter((webhook) => !this.store.findById(webhook.id));
+            fresh.forEach((webhook) => this.store.insert(webhook));
+            alsoInTransaction();
+            return fresh;
+        });
+        added.forEach((webhook) => this.index.put(webhook));
+        return added;
+    }
+
+    /** Returns undefined when no webhook has that id. */
+    public async update(id: string, changes: Partial<WebhookInput>): Promise<Webhook | undefined> {
+        const updated = await this.writes.run(() => {
+            const current = this.store.findById(id);
+            if (!current) {
+                return undefined;
+            }
+            const next: Webhook = { ...current, ...changes, updatedAt: this.clock() };
+            this.store.update(next);
+            return next;
+        });
+        if (updated) {
+            this.index.put(updated);
+        }
+        return updated;
+    }
+
+    public async setEnabled(id: string, enabled: boolean): Promise<boolean> {
+        return (await this.update(id, { enabled })) !== undefined;
+    }
+
+    public async delete(id: string): Promise<boolean> {
+        const deleted = await this.writes.run(() => this.store.delete(id));
+        if (deleted) {
+            this.index.remove(id);
+        }
+        return deleted;
+    }
+}
