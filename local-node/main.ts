@@ -1,9 +1,6 @@
 import { resolve } from "path";
 
-import { LocalNode, PLUGIN_PATH, startLocalNode } from "./index";
-
-/** The line a parent process waits for; its JSON holds the URLs. */
-export const READY_MARKER = "LOCAL_NODE_READY";
+import { LocalNode, PLUGIN_PATH, READY_MARKER, startLocalNode } from "./index";
 
 const port = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 
@@ -11,7 +8,7 @@ const main = async (): Promise<void> => {
     const dataDir = resolve(process.env.LOCAL_NODE_DATA_DIR ?? resolve(PLUGIN_PATH, ".data", "local-node"));
     const quiet = process.env.LOCAL_NODE_QUIET === "1";
     const startedAt = Date.now();
-    let node: LocalNode | undefined;
+    let node: LocalNode | undefined = undefined;
     let stopping = false;
     const stop = async (signal: string): Promise<void> => {
         if (stopping) {

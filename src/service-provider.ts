@@ -194,7 +194,8 @@ export class ServiceProvider extends Providers.ServiceProvider {
         if (decision.status === "delivered") {
             void this.events().dispatch(WEBHOOK_EVENTS.broadcasted, data);
         } else {
-            const error = outcome.result.kind === "response" ? `HTTP ${outcome.result.statusCode}` : outcome.result.message;
+            const error =
+                outcome.result.kind === "response" ? `HTTP ${outcome.result.statusCode}` : outcome.result.message;
             void this.events().dispatch(WEBHOOK_EVENTS.failed, { ...data, error });
         }
     }

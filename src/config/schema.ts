@@ -15,7 +15,9 @@ export const configSchema = Joi.object({
     enabled: Joi.boolean().required(),
     server: Joi.object({
         http: Joi.object({
-            host: Joi.string().ip({ version: ["ipv4", "ipv6"], cidr: "forbidden" }).required(),
+            host: Joi.string()
+                .ip({ version: ["ipv4", "ipv6"], cidr: "forbidden" })
+                .required(),
             port: Joi.number().integer().min(1).max(65535).required(),
         }).required(),
         whitelist: addressList.required(),

@@ -173,7 +173,13 @@ export class DeliveryDispatcher {
             status: decision.status,
             nextAttemptAt: decision.nextAttemptAt,
         });
-        this.dependencies.onReport({ delivery: { ...delivery, attempts: attemptNumber }, webhook, outcome, decision, durationMs });
+        this.dependencies.onReport({
+            delivery: { ...delivery, attempts: attemptNumber },
+            webhook,
+            outcome,
+            decision,
+            durationMs,
+        });
         if (decision.disableWebhook) {
             await this.dependencies.disableWebhook(webhook.id, "the receiver answered 410 Gone");
         } else if (decision.status === "dead" && this.options.autoDisableAfterDeadDeliveries > 0) {

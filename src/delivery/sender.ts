@@ -58,7 +58,11 @@ const describeError = (error: unknown): string => {
 };
 
 const findRefusal = (error: unknown): TargetRefusedError | undefined => {
-    for (let current: unknown = error; current instanceof Error; current = (current as Error & { cause?: unknown }).cause) {
+    for (
+        let current: unknown = error;
+        current instanceof Error;
+        current = (current as Error & { cause?: unknown }).cause
+    ) {
         if (current instanceof TargetRefusedError) {
             return current;
         }

@@ -12,6 +12,8 @@ export interface KernelEvent {
 
 export interface ListenerStats {
     eventsSeen: number;
+    /** How many events of each name arrived since boot. */
+    byEvent: Map<string, number>;
     deliveriesQueued: number;
     lastEvent: string | null;
     lastEventAt: number | null;
@@ -35,6 +37,7 @@ export interface ListenerDependencies {
 export class KernelEventListener {
     public readonly stats: ListenerStats = {
         eventsSeen: 0,
+        byEvent: new Map(),
         deliveriesQueued: 0,
         lastEvent: null,
         lastEventAt: null,
@@ -52,6 +55,7 @@ export class KernelEventListener {
         }
         const now = this.clock();
         this.stats.eventsSeen++;
+        this.stats.byEvent.set(name, (this.stats.byEvent.get(name) ?? 0) + 1);
         this.stats.lastEvent = name;
         this.stats.lastEventAt = now;
         try {
@@ -62,7 +66,13 @@ export class KernelEventListener {
             // Every webhook of an event gets the same bytes: serialise once.
             const body = `{"timestamp":${now},"event":${JSON.stringify(name)},"data":${serializePayload(data)}}`;
             this.dependencies.enqueue(
-                matched.map((webhook) => ({ id: randomUUID(), webhookId: webhook.id, event: name, body, createdAt: now })),
+                matched.map((webhook) => ({
+                    id: randomUUID(),
+                    webhookId: webhook.id,
+                    event: name,
+                    body,
+                    createdAt: now,
+                })),
             );
             this.stats.deliveriesQueued += matched.length;
             this.dependencies.onQueued();

@@ -36,8 +36,10 @@ export const valuesEqual = (left: unknown, right: unknown): boolean => {
     const numberA = typeof a === "boolean" ? undefined : toDecimal(a);
     const numberB = typeof b === "boolean" ? undefined : toDecimal(b);
     if (numberA && numberB) {
-        return numberA.digits * 10n ** BigInt(Math.max(0, numberB.scale - numberA.scale)) ===
-            numberB.digits * 10n ** BigInt(Math.max(0, numberA.scale - numberB.scale));
+        return (
+            numberA.digits * 10n ** BigInt(Math.max(0, numberB.scale - numberA.scale)) ===
+            numberB.digits * 10n ** BigInt(Math.max(0, numberA.scale - numberB.scale))
+        );
     }
     if (Array.isArray(a) && Array.isArray(b)) {
         return a.length === b.length && a.every((item, index) => valuesEqual(item, b[index]));

@@ -8,7 +8,8 @@ const readProperty = (holder: unknown, name: string): unknown => {
         return MISSING;
     }
     // Getters of classes count; what every object inherits (constructor, toString, __proto__) does not.
-    const present = Object.prototype.hasOwnProperty.call(holder, name) || (name in holder && !(name in Object.prototype));
+    const present =
+        Object.prototype.hasOwnProperty.call(holder, name) || (name in holder && !(name in Object.prototype));
     return present ? (holder as Record<string, unknown>)[name] : MISSING;
 };
 

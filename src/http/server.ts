@@ -14,7 +14,10 @@ export type RouteRegistrar = (server: Hapi.Server, prefix: string) => void;
 
 export const API_PREFIXES = ["/api", "/api/v2"] as const;
 
-export const createHttpServer = async (options: HttpServerOptions, registerRoutes: RouteRegistrar): Promise<Hapi.Server> => {
+export const createHttpServer = async (
+    options: HttpServerOptions,
+    registerRoutes: RouteRegistrar,
+): Promise<Hapi.Server> => {
     const server = new Hapi.Server({
         host: options.host,
         port: options.port,

@@ -43,7 +43,10 @@ export class DeliveriesController {
         const { page, limit } = request.query as { page: number; limit: number };
         const { deliveries, totalCount } = this.outbox.page(webhookId, (page - 1) * limit, limit);
         const path = `${this.prefix}/webhooks/${encodeURIComponent(webhookId)}/deliveries`;
-        return { meta: pageMeta({ path, page, limit }, deliveries.length, totalCount), data: deliveries.map(presentDelivery) };
+        return {
+            meta: pageMeta({ path, page, limit }, deliveries.length, totalCount),
+            data: deliveries.map(presentDelivery),
+        };
     }
 
     public show(request: Hapi.Request) {

@@ -16,7 +16,7 @@ export class ServiceController {
         return {
             data: {
                 ...this.info,
-                listener: { ...this.listenerStats },
+                listener: { ...this.listenerStats, byEvent: Object.fromEntries(this.listenerStats.byEvent) },
                 deliveries: { pending: this.pendingDeliveries() },
             },
         };

@@ -13,12 +13,10 @@ export interface WebhookSchemaLimits {
 const NUMBER_TEXT = /^[+-]?\d+(\.\d+)?$/;
 
 // JSON numbers beyond 2^53 have already lost digits when they arrive: such bounds must be strings.
-const numeric = Joi.alternatives()
-    .try(Joi.number(), Joi.string().pattern(NUMBER_TEXT))
-    .messages({
-        "alternatives.match": "{{#label}} must be a number, or a string of digits for values beyond 2^53",
-        "number.unsafe": "{{#label}} is beyond 2^53: send it as a string of digits",
-    });
+const numeric = Joi.alternatives().try(Joi.number(), Joi.string().pattern(NUMBER_TEXT)).messages({
+    "alternatives.match": "{{#label}} must be a number, or a string of digits for values beyond 2^53",
+    "number.unsafe": "{{#label}} is beyond 2^53: send it as a string of digits",
+});
 
 const regexpSource = (maxLength: number): Joi.StringSchema =>
     Joi.string()
