@@ -7,7 +7,10 @@ export default tseslint.config(
     eslint.configs.recommended,
     ...tseslint.configs.recommended,
     prettier,
-    { files: ["**/*.js"], languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } } },
+    {
+        files: ["**/*.js"],
+        languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
+    },
     {
         rules: {
             "@typescript-eslint/no-explicit-any": "error",

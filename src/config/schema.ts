@@ -18,7 +18,8 @@ export const configSchema = Joi.object({
             host: Joi.string()
                 .ip({ version: ["ipv4", "ipv6"], cidr: "forbidden" })
                 .required(),
-            port: Joi.number().integer().min(1).max(65535).required(),
+            // 0 lets the system pick a free port (tests, benchmarks).
+            port: Joi.number().integer().min(0).max(65535).required(),
         }).required(),
         whitelist: addressList.required(),
         apiKey: Joi.string().allow("").required(),

@@ -23,7 +23,7 @@ export const createHttpServer = async (
         port: options.port,
         router: { stripTrailingSlash: true },
         routes: {
-            payload: { maxBytes: options.bodyBytes },
+            payload: { maxBytes: options.bodyBytes, allow: "application/json" },
             validate: { failAction: failValidation },
             response: { emptyStatusCode: 204 },
         },

@@ -12,11 +12,16 @@ export interface WebhookSchemaLimits {
 
 const NUMBER_TEXT = /^[+-]?\d+(\.\d+)?$/;
 
+const NUMERIC_MESSAGE = "{{#label}} must be a number, or a string of digits for values beyond 2^53";
+
 // JSON numbers beyond 2^53 have already lost digits when they arrive: such bounds must be strings.
-const numeric = Joi.alternatives().try(Joi.number(), Joi.string().pattern(NUMBER_TEXT)).messages({
-    "alternatives.match": "{{#label}} must be a number, or a string of digits for values beyond 2^53",
-    "number.unsafe": "{{#label}} is beyond 2^53: send it as a string of digits",
-});
+// Strict: a bound is stored exactly as the client sent it, string or number.
+const numeric = Joi.alternatives()
+    .try(
+        Joi.number().strict().messages({ "number.unsafe": "{{#label}} is beyond 2^53: send it as a string of digits" }),
+        Joi.string().pattern(NUMBER_TEXT).messages({ "string.pattern.base": NUMERIC_MESSAGE }),
+    )
+    .messages({ "alternatives.types": NUMERIC_MESSAGE });
 
 const regexpSource = (maxLength: number): Joi.StringSchema =>
     Joi.string()

@@ -1,0 +1,192 @@
+import Hapi from "@hapi/hapi";
+
+import { PluginOptions } from "./config/options";
+import { DeliveryDispatcher, DeliveryReport } from "./delivery/dispatcher";
+import { DeliverySender, Resolver } from "./delivery/sender";
+import { compileTargetPolicy } from "./delivery/target-policy";
+import { KernelEventListener } from "./events/listener";
+import { WebhookIndex } from "./events/webhook-index";
+import { DeliveriesController } from "./http/controllers/deliveries-controller";
+import { ServiceController } from "./http/controllers/service-controller";
+import { presentWebhook, WebhooksController } from "./http/controllers/webhooks-controller";
+import { registerDeliveryRoutes } from "./http/routes/deliveries";
+import { registerServiceRoutes } from "./http/routes/service";
+import { registerWebhookRoutes } from "./http/routes/webhooks";
+import { createHttpServer } from "./http/server";
+import { markArkImportDone, readArkWebhooks } from "./store/ark-import";
+import { openStore, StoreConnections } from "./store/database";
+import { DeliveryStore } from "./store/delivery-store";
+import { WebhookStore } from "./store/webhook-store";
+import { WriteBatcher } from "./store/write-batcher";
+import { WebhookRegister } from "./webhooks/webhook-register";
+
+export const WEBHOOK_EVENTS = { broadcasted: "webhooks.broadcasted", failed: "webhooks.failed" } as const;
+
+const HOUR_MS = 60 * 60 * 1000;
+
+export interface PluginLogger {
+    info(message: string): void;
+    warning(message: string): void;
+    error(message: string): void;
+}
+
+export interface PluginEnvironment {
+    /** The SQLite file of the register and outbox. */
+    file: string;
+    name: string;
+    version: string;
+    logger: PluginLogger;
+    /** Announces `webhooks.broadcasted` / `webhooks.failed` to the kernel. */
+    dispatchEvent: (name: string, data: unknown) => void;
+    /** ARK's core-webhooks register, imported once when present. */
+    arkWebhooksFile?: string;
+    /** DNS resolution of delivery targets; tests point names anywhere. */
+    resolve?: Resolver;
+}
+
+/**
+ * Every part of the plugin, wired in order. The service provider builds one inside the node;
+ * tests and benchmarks build the very same one around a real SQLite file and a real port.
+ */
+export class WebhookPlugin {
+    public readonly store: StoreConnections;
+    public readonly index = new WebhookIndex();
+    public readonly register: WebhookRegister;
+    public readonly outbox: DeliveryStore;
+    public readonly listener: KernelEventListener;
+    public readonly dispatcher: DeliveryDispatcher;
+    private readonly writes: WriteBatcher;
+    private readonly sender: DeliverySender;
+    private server: Hapi.Server | undefined;
+    private purgeTimer: NodeJS.Timeout | undefined;
+
+    public constructor(
+        public readonly options: PluginOptions,
+        private readonly environment: PluginEnvironment,
+    ) {
+        const { logger } = environment;
+        this.store = openStore(environment.file);
+        this.writes = new WriteBatcher(this.store.register);
+        const webhookStore = new WebhookStore(this.store.register);
+        this.register = new WebhookRegister(webhookStore, this.writes, this.index);
+        this.outbox = new DeliveryStore(this.store.outbox);
+        this.sender = new DeliverySender({
+            timeoutMs: options.delivery.timeoutMs,
+            connectionsPerTarget: options.delivery.concurrencyPerTarget,
+            policy: compileTargetPolicy(options.delivery),
+            resolve: environment.resolve,
+            userAgent: `${environment.name}/${environment.version}`,
+        });
+        this.dispatcher = new DeliveryDispatcher(options.delivery, {
+            outbox: this.outbox,
+            sender: this.sender,
+            findWebhook: (id) => webhookStore.findById(id),
+            disableWebhook: async (id, reason) => {
+                await this.register.setEnabled(id, false);
+                logger.warning(`${environment.name} disabled webhook ${id}: ${reason}`);
+            },
+            onReport: (report) => this.announce(report),
+            onError: (error) => logger.error(`${environment.name} delivery error: ${String(error)}`),
+        });
+        this.listener = new KernelEventListener({
+            index: this.index,
+            enqueue: (deliveries) => this.outbox.enqueue(deliveries),
+            onQueued: () => this.dispatcher.wake(),
+            onError: (error, event) =>
+                logger.error(`${environment.name} could not queue the deliveries of ${event}: ${String(error)}`),
+        });
+    }
+
+    /** Imports ARK's register once, loads the index, then serves and delivers. */
+    public async start(): Promise<void> {
+        await this.importArkWebhooks();
+        this.register.loadIndex();
+        this.server = await this.createServer();
+        await this.server.start();
+        this.dispatcher.start();
+        this.purgeOldDeliveries();
+        this.purgeTimer = setInterval(() => this.purgeOldDeliveries(), HOUR_MS);
+        this.purgeTimer.unref();
+    }
+
+    public get file(): string {
+        return this.environment.file;
+    }
+
+    public get uri(): string {
+        return `${this.server?.info.uri ?? ""}/api`;
+    }
+
+    /** Undoes start() in reverse order, then closes the file: no timer, socket or handle is left. */
+    public async stop(): Promise<void> {
+        clearInterval(this.purgeTimer);
+        await this.dispatcher.stop();
+        await this.server?.stop({ timeout: 5000 });
+        this.server = undefined;
+        this.writes.flush();
+        await this.sender.close();
+        this.store.close();
+    }
+
+    private async createServer(): Promise<Hapi.Server> {
+        const { options, register, outbox, listener, dispatcher } = this;
+        const limits = options.limits;
+        const info = { name: this.environment.name, version: this.environment.version };
+        return createHttpServer(
+            {
+                host: options.server.http.host,
+                port: options.server.http.port,
+                whitelist: options.server.whitelist,
+                apiKey: options.server.apiKey,
+                bodyBytes: limits.bodyBytes,
+            },
+            (server, prefix) => {
+                registerServiceRoutes(server, new ServiceController(info, listener.stats, () => outbox.pendingCount()));
+                registerWebhookRoutes(server, new WebhooksController(register, prefix), limits);
+                const deliveries = new DeliveriesController(register, outbox, () => dispatcher.wake(), prefix);
+                registerDeliveryRoutes(server, deliveries, limits);
+            },
+        );
+    }
+
+    private async importArkWebhooks(): Promise<void> {
+        const { arkWebhooksFile, logger, name } = this.environment;
+        if (!arkWebhooksFile) {
+            return;
+        }
+        const now = Date.now();
+        const found = readArkWebhooks(this.store.register, arkWebhooksFile, now);
+        if (!found) {
+            return;
+        }
+        const added = await this.register.restore(found.imported, () =>
+            markArkImportDone(this.store.register, found.imported.length, now),
+        );
+        logger.info(`${name} imported ${added.length} webhooks of @arkecosystem/core-webhooks (${arkWebhooksFile})`);
+        for (const reason of found.skipped) {
+            logger.warning(`${name} skipped an entry of ${arkWebhooksFile}: ${reason}`);
+        }
+    }
+
+    private purgeOldDeliveries(): void {
+        this.outbox.purgeFinishedBefore(Date.now() - this.options.delivery.retentionDays * 24 * HOUR_MS);
+    }
+
+    private announce({ webhook, decision, outcome, durationMs, delivery }: DeliveryReport): void {
+        const data = {
+            executionTime: durationMs,
+            webhook: presentWebhook(webhook),
+            deliveryId: delivery.id,
+            attempt: delivery.attempts,
+            status: decision.status,
+            statusCode: outcome.result.kind === "response" ? outcome.result.statusCode : null,
+        };
+        if (decision.status === "delivered") {
+            this.environment.dispatchEvent(WEBHOOK_EVENTS.broadcasted, data);
+        } else {
+            const error =
+                outcome.result.kind === "response" ? `HTTP ${outcome.result.statusCode}` : outcome.result.message;
+            this.environment.dispatchEvent(WEBHOOK_EVENTS.failed, { ...data, error });
+        }
+    }
+}
