@@ -18,6 +18,8 @@ import { openStore, StoreConnections } from "./store/database";
 import { DeliveryStore } from "./store/delivery-store";
 import { WebhookStore } from "./store/webhook-store";
 import { WriteBatcher } from "./store/write-batcher";
+import { WalletRouteOptions, walletRoutesPlugin } from "./wallets/wallet-routes";
+import { WalletsController } from "./wallets/wallets-controller";
 import { WebhookRegister } from "./webhooks/webhook-register";
 
 export const WEBHOOK_EVENTS = { broadcasted: "webhooks.broadcasted", failed: "webhooks.failed" } as const;
@@ -42,6 +44,12 @@ export interface PluginEnvironment {
     arkWebhooksFile?: string;
     /** DNS resolution of delivery targets; tests point names anywhere. */
     resolve?: Resolver;
+}
+
+/** The wallet routes, over the node's state; absent where there is no node (webhook-only tests). */
+export interface WalletRoutes {
+    controller: WalletsController;
+    options: WalletRouteOptions;
 }
 
 /**
@@ -98,10 +106,10 @@ export class WebhookPlugin {
     }
 
     /** Imports ARK's register once, loads the index, then serves and delivers. */
-    public async start(): Promise<void> {
+    public async start(wallets?: WalletRoutes): Promise<void> {
         await this.importArkWebhooks();
         this.register.loadIndex();
-        this.server = await this.createServer();
+        this.server = await this.createServer(wallets);
         await this.server.start();
         this.dispatcher.start();
         this.purgeOldDeliveries();
@@ -128,7 +136,7 @@ export class WebhookPlugin {
         this.store.close();
     }
 
-    private async createServer(): Promise<Hapi.Server> {
+    private async createServer(wallets: WalletRoutes | undefined): Promise<Hapi.Server> {
         const { options, register, outbox, listener, dispatcher } = this;
         const limits = options.limits;
         const info = { name: this.environment.name, version: this.environment.version };
@@ -140,11 +148,14 @@ export class WebhookPlugin {
                 apiKey: options.server.apiKey,
                 bodyBytes: limits.bodyBytes,
             },
-            (server, prefix) => {
+            async (server, prefix) => {
                 registerServiceRoutes(server, new ServiceController(info, listener.stats, () => outbox.pendingCount()));
                 registerWebhookRoutes(server, new WebhooksController(register, prefix), limits);
                 const deliveries = new DeliveriesController(register, outbox, () => dispatcher.wake(), prefix);
                 registerDeliveryRoutes(server, deliveries, limits);
+                if (wallets) {
+                    await server.register({ plugin: walletRoutesPlugin, options: wallets });
+                }
             },
         );
     }

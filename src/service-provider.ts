@@ -5,10 +5,12 @@ import { PluginOptions, resolveOptions } from "./config/options";
 import { configSchema } from "./config/schema";
 import { Identifiers } from "./identifiers";
 import { WebhookPlugin } from "./plugin";
+import { createWalletServices, WalletServices } from "./wallets/wallet-services";
 
 export class ServiceProvider extends Providers.ServiceProvider {
     private plugin: WebhookPlugin | undefined;
     private stopListening: (() => void) | undefined;
+    private wallets: WalletServices | undefined;
 
     /** Opens the register and builds every part; nothing runs until boot(). */
     public async register(): Promise<void> {
@@ -34,14 +36,16 @@ export class ServiceProvider extends Providers.ServiceProvider {
     /** Serves and delivers, then listens: the listener is the last part to start. */
     public override async boot(): Promise<void> {
         const plugin = this.requirePlugin();
-        await plugin.start();
+        const logger = this.app.get<Contracts.Kernel.Logger>(Container.Identifiers.LogService);
+        // Resolved at boot, when every plugin of the node (core-api, core-state) has registered.
+        this.wallets = createWalletServices(this.app);
+        if (!this.wallets) {
+            logger.warning("core-wallet-webhooks serves no wallet routes: @arkecosystem/core-api is not in this node");
+        }
+        await plugin.start(this.wallets?.routes);
         const events = this.app.get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService);
         this.stopListening = events.listen("*", plugin.listener);
-        this.app
-            .get<Contracts.Kernel.Logger>(Container.Identifiers.LogService)
-            .info(
-                `core-wallet-webhooks listening at ${plugin.uri}, register ${plugin.options.storage.path || "in the data path"}`,
-            );
+        logger.info(`core-wallet-webhooks listening at ${plugin.uri}, register ${plugin.file}`);
     }
 
     /** Undoes boot() in reverse order: the listener first, the file last. */
@@ -50,6 +54,8 @@ export class ServiceProvider extends Providers.ServiceProvider {
         this.stopListening = undefined;
         await this.plugin?.stop();
         this.plugin = undefined;
+        this.wallets?.dispose();
+        this.wallets = undefined;
     }
 
     public override async bootWhen(): Promise<boolean> {

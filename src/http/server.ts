@@ -10,7 +10,7 @@ export interface HttpServerOptions extends AccessOptions {
 }
 
 /** Registers the routes of one API prefix; called once for `/api` and once for `/api/v2`. */
-export type RouteRegistrar = (server: Hapi.Server, prefix: string) => void;
+export type RouteRegistrar = (server: Hapi.Server, prefix: string) => void | Promise<void>;
 
 export const API_PREFIXES = ["/api", "/api/v2"] as const;
 
@@ -34,7 +34,7 @@ export const createHttpServer = async (
             {
                 plugin: {
                     name: `core-wallet-webhooks-routes${prefix.replace(/\//g, "-")}`,
-                    register: (scoped: Hapi.Server) => registerRoutes(scoped, prefix),
+                    register: async (scoped: Hapi.Server) => registerRoutes(scoped, prefix),
                 },
             },
             { routes: { prefix } },

@@ -1,0 +1,106 @@
+import BetterSqlite3 from "better-sqlite3";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
+
+import { MIGRATIONS } from "../../src/store/migrations";
+import { openStore, StoreOpenError } from "../../src/store/database";
+import { requestJson } from "../support/http";
+import { startPlugin } from "../support/plugin-harness";
+
+describe("the SQLite register", () => {
+    let dir: string;
+    let file: string;
+
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), "cww-store-"));
+        file = join(dir, "webhooks.sqlite");
+    });
+
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("creates the schema at the latest user_version, in WAL mode, fsyncing register writes", () => {
+        const store = openStore(file);
+        try {
+            expect(store.register.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
+            expect(store.register.pragma("journal_mode", { simple: true })).toBe("wal");
+            expect(store.register.pragma("synchronous", { simple: true })).toBe(2); // FULL
+            expect(store.outbox.pragma("synchronous", { simple: true })).toBe(1); // NORMAL
+        } finally {
+            store.close();
+        }
+    });
+
+    it("refuses a file written by a newer version, naming it, and leaves it alone", () => {
+        const db = new BetterSqlite3(file);
+        db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+        db.close();
+
+        expect(() => openStore(file)).toThrow(StoreOpenError);
+        expect(() => openStore(file)).toThrow(new RegExp(`${file}.*newer than this plugin`));
+        const reopened = new BetterSqlite3(file);
+        expect(reopened.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length + 1);
+        reopened.close();
+    });
+
+    it("stops on a corrupt file with a message naming it, and never replaces it", () => {
+        const garbage = Buffer.from("this is not a database, but it is someone's data ".repeat(200));
+        writeFileSync(file, garbage);
+
+        expect(() => openStore(file)).toThrow(new RegExp(`cannot use its database file ${file}`));
+        expect(readFileSync(file).equals(garbage)).toBe(true);
+    });
+
+    it("stops the plugin, naming the file, when the file cannot be opened", async () => {
+        writeFileSync(file, "a file where the plugin's folder would have to be");
+
+        await expect(startPlugin({}, { dir: join(dir, "webhooks.sqlite", "not-a-folder") })).rejects.toThrow(
+            /cannot use its database file .*not-a-folder\/webhooks\.sqlite/,
+        );
+    });
+
+    it("imports ARK's webhooks.json once, ids and tokens kept", async () => {
+        const arkFile = join(dir, "webhooks.json");
+        writeFileSync(
+            arkFile,
+            JSON.stringify({
+                webhooks: [
+                    {
+                        id: "3b9f1f8a-8f3e-4d8c-9d3a-1c2b3a4d5e6f",
+                        event: "block.applied",
+                        target: "http://receiver.example/a",
+                        token: "0123456789abcdef0123456789abcdef",
+                        enabled: true,
+                        conditions: [{ key: "height", condition: "gt", value: "10" }],
+                    },
+                    { id: "bad", event: "block.applied" },
+                ],
+            }),
+        );
+
+        const first = await startPlugin({}, { dir, arkWebhooksFile: arkFile });
+        const imported = first.plugin.register.find("3b9f1f8a-8f3e-4d8c-9d3a-1c2b3a4d5e6f");
+        const deleted = await requestJson(`${first.url}/webhooks/3b9f1f8a-8f3e-4d8c-9d3a-1c2b3a4d5e6f`, {
+            method: "DELETE",
+        });
+        await first.stop({ keepFiles: true });
+        const second = await startPlugin({}, { dir, arkWebhooksFile: arkFile });
+        const afterRestart = second.plugin.register.page(1, 10).totalCount;
+        await second.stop();
+
+        expect(imported).toMatchObject({
+            event: "block.applied",
+            token: "0123456789abcdef0123456789abcdef",
+            enabled: true,
+            conditions: [{ key: "height", condition: "gt", value: "10" }],
+        });
+        expect(first.logs).toEqual(
+            expect.arrayContaining([
+                expect.stringMatching(/imported 1 webhooks/),
+                expect.stringMatching(/skipped an entry/),
+            ]),
+        );
+        expect(deleted.status).toBe(204);
+        expect(afterRestart).toBe(0);
+    });
+});

@@ -1,0 +1,116 @@
+import Hapi from "@hapi/hapi";
+
+import { createHttpServer } from "../../../src/http/server";
+import { walletRoutesPlugin } from "../../../src/wallets/wallet-routes";
+import { createWalletState, WalletState } from "../../support/wallet-state";
+
+const WALLETS = 1_000;
+
+/** Queries over every listing parameter, valid and not: each must get core-api's exact answer. */
+const LISTING_QUERIES = [
+    "",
+    "?limit=5",
+    "?page=3&limit=7",
+    "?offset=13&limit=9",
+    "?page=200&limit=100",
+    "?orderBy=balance:asc",
+    "?orderBy=balance:desc&page=5",
+    "?orderBy=nonce:asc&limit=20",
+    "?orderBy=nonce:desc,address:asc&limit=20",
+    "?orderBy=address:asc&page=2&limit=25",
+    "?orderBy=publicKey:desc&limit=30",
+    "?orderBy=attributes.delegate.voteBalance:desc&limit=10",
+    "?orderBy=attributes.delegate.rank:asc&limit=10",
+    "?balance=0",
+    "?balance.from=1000000000&limit=50",
+    "?balance.to=1000&orderBy=balance:asc",
+    "?balance.from=100&balance.to=100000000&page=2&limit=10",
+    "?nonce=3",
+    "?nonce.from=5&nonce.to=7&orderBy=nonce:asc",
+    "?attributes.delegate.username=delegate_50",
+    "?attributes.vote=__PUBLIC_KEY__",
+    "?address=__ADDRESS__",
+    "?address=__ADDRESS__,__OTHER_ADDRESS__",
+    "?publicKey=__PUBLIC_KEY__",
+    // Refused by core-api's schemas: the same status and message are expected.
+    "?limit=1000",
+    "?limit=0",
+    "?page=0",
+    "?orderBy=balance:sideways",
+    "?orderBy=unknown:asc",
+    "?balance=abc",
+    "?nonce.from=-1",
+    "?address=not-an-address",
+];
+
+describe("the wallet routes, side by side with core-api 3.9.1's over one core-state repository", () => {
+    let state: WalletState;
+    let ours: Hapi.Server;
+    let coreApi: Hapi.Server;
+    let delegatePublicKey: string;
+    let address: string;
+    let otherAddress: string;
+
+    beforeAll(async () => {
+        state = createWalletState(WALLETS);
+        ours = await createHttpServer(
+            { host: "127.0.0.1", port: 0, whitelist: ["*"], apiKey: "", bodyBytes: 65536 },
+            async (server) => {
+                await server.register({ plugin: walletRoutesPlugin, options: state.routes });
+            },
+        );
+        coreApi = await state.coreApiServer();
+        const wallets = state.repository.allByAddress();
+        const delegate = wallets.find((wallet) => wallet.hasAttribute("delegate.username"));
+        delegatePublicKey = delegate?.getPublicKey() as string;
+        address = wallets[10].getAddress();
+        otherAddress = wallets[20].getAddress();
+    });
+
+    const both = async (url: string) => {
+        const expand = (text: string) =>
+            text
+                .replace(/__PUBLIC_KEY__/g, delegatePublicKey)
+                .replace(/__OTHER_ADDRESS__/g, otherAddress)
+                .replace(/__ADDRESS__/g, address);
+        const [mine, theirs] = await Promise.all([ours.inject(expand(url)), coreApi.inject(expand(url))]);
+        return { mine, theirs };
+    };
+
+    it.each(LISTING_QUERIES)("GET /api/wallets%s answers as core-api does", async (query) => {
+        const { mine, theirs } = await both(`/api/wallets${query}`);
+
+        expect(mine.statusCode).toBe(theirs.statusCode);
+        expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
+    });
+
+    it("lists every wallet, the empty ones and the ones known by address only", async () => {
+        const { mine } = await both("/api/wallets?limit=100");
+        const body = JSON.parse(mine.payload);
+
+        expect(body.meta.totalCount).toBe(WALLETS);
+        expect(body.data.some((wallet: { publicKey?: string }) => wallet.publicKey === undefined)).toBe(true);
+        const last = JSON.parse((await both(`/api/wallets?limit=100&page=${WALLETS / 100}`)).mine.payload);
+        expect(last.data.some((wallet: { balance: string }) => wallet.balance === "0")).toBe(true);
+    });
+
+    it.each(["__ADDRESS__", "__PUBLIC_KEY__", "delegate_50", "AUnknownAddressxxxxxxxxxxxxxxxxxxx", "not a wallet!"])(
+        "GET /api/wallets/%s answers as core-api does",
+        async (id) => {
+            const { mine, theirs } = await both(`/api/wallets/${encodeURIComponent(id)}`);
+
+            expect(mine.statusCode).toBe(theirs.statusCode);
+            expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
+        },
+    );
+
+    it("follows the state: a changed balance reorders the next listing", async () => {
+        const wallet = state.repository.findByAddress(address);
+        wallet.setBalance(wallet.getBalance().plus("1000000000000000000000"));
+
+        const { mine, theirs } = await both("/api/wallets?limit=1");
+
+        expect(JSON.parse(mine.payload).data[0].address).toBe(address);
+        expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
+    });
+});

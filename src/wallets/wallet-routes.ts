@@ -1,0 +1,115 @@
+import { Ext as PaginationExt } from "@arkecosystem/core-api/dist/plugins/pagination/ext";
+import { commaArrayQuery } from "@arkecosystem/core-api/dist/plugins/comma-array-query";
+import { dotSeparatedQuery } from "@arkecosystem/core-api/dist/plugins/dot-separated-query";
+import {
+    lockCriteriaSchema,
+    lockSortingSchema,
+    transactionSortingSchema,
+    walletCriteriaSchema,
+    walletParamSchema,
+    walletSortingSchema,
+} from "@arkecosystem/core-api/dist/resources-new";
+import * as Schemas from "@arkecosystem/core-api/dist/schemas";
+import Hapi from "@hapi/hapi";
+import Joi from "joi";
+
+import { failValidation } from "../http/validation";
+import { WalletsController } from "./wallets-controller";
+
+export interface WalletRouteOptions {
+    /** core-api's `plugins.pagination.limit`: the largest `limit` a listing accepts. */
+    maxPageSize: number;
+}
+
+const walletIdParams = Joi.object({ id: Schemas.walletId });
+
+const transactionListingQuery = Joi.object({
+    ...Schemas.transactionCriteriaSchemas,
+    orderBy: Schemas.transactionsOrderBy,
+    transform: Joi.bool().default(true),
+})
+    .concat(transactionSortingSchema)
+    .concat(Schemas.pagination);
+
+const walletListingQuery = Joi.object()
+    .concat(walletCriteriaSchema)
+    .concat(walletSortingSchema)
+    .concat(Schemas.pagination);
+
+const lockListingQuery = Joi.object().concat(lockCriteriaSchema).concat(lockSortingSchema).concat(Schemas.pagination);
+
+/**
+ * The wallet routes of core-api 3.9.1, with its schemas, its query parsing (comma lists, dotted
+ * keys) and its pagination envelope, so that a request gets core-api's answer byte for byte.
+ * Everything is sandboxed to this plugin: the webhook routes keep their own rules.
+ */
+export const walletRoutesPlugin: Hapi.Plugin<{ controller: WalletsController; options: WalletRouteOptions }> = {
+    name: "core-wallet-webhooks-wallets",
+    multiple: true,
+    register(server, { controller, options }) {
+        const pagination = new PaginationExt({ query: { limit: { default: 100 } } });
+        const sandboxed = { sandbox: "plugin" as const };
+        // core-api parses these on every request; here only the wallet routes see them.
+        server.ext("onPreAuth", (request, h) => commaArrayQuery.onRequest(request, h), sandboxed);
+        server.ext("onPreAuth", (request, h) => dotSeparatedQuery.onRequest(request, h), sandboxed);
+        server.ext("onPreHandler", (request, h) => pagination.onPreHandler(request, h), sandboxed);
+        server.ext("onPostHandler", (request, h) => pagination.onPostHandler(request, h), sandboxed);
+
+        const validate = (rules: {
+            params?: Joi.ObjectSchema;
+            query?: Joi.ObjectSchema;
+        }): Hapi.RouteOptionsValidate => ({
+            ...rules,
+            options: { context: { configuration: { plugins: { pagination: { limit: options.maxPageSize } } } } },
+            failAction: failValidation,
+        });
+        const paginated = { pagination: { enabled: true } };
+        const transactionRoute = (path: string, handler: Hapi.Lifecycle.Method): Hapi.ServerRoute => ({
+            method: "GET",
+            path,
+            handler,
+            options: {
+                validate: validate({ params: walletIdParams, query: transactionListingQuery }),
+                plugins: paginated,
+            },
+        });
+
+        server.route([
+            {
+                method: "GET",
+                path: "/wallets",
+                handler: (request) => controller.index(request),
+                options: { validate: validate({ query: walletListingQuery }), plugins: paginated },
+            },
+            {
+                method: "GET",
+                path: "/wallets/top",
+                handler: (request) => controller.top(request),
+                options: { validate: validate({ query: walletListingQuery }), plugins: paginated },
+            },
+            {
+                method: "GET",
+                path: "/wallets/{id}",
+                handler: (request) => controller.show(request),
+                options: { validate: validate({ params: Joi.object({ id: walletParamSchema }) }) },
+            },
+            {
+                method: "GET",
+                path: "/wallets/{id}/locks",
+                handler: (request) => controller.locks(request),
+                options: {
+                    validate: validate({ params: walletIdParams, query: lockListingQuery }),
+                    plugins: paginated,
+                },
+            },
+            transactionRoute("/wallets/{id}/transactions", (request, h) => controller.transactions(request, h)),
+            transactionRoute("/wallets/{id}/transactions/sent", (request, h) =>
+                controller.transactionsSent(request, h),
+            ),
+            transactionRoute("/wallets/{id}/transactions/received", (request, h) =>
+                controller.transactionsReceived(request, h),
+            ),
+            transactionRoute("/wallets/{id}/votes", (request, h) => controller.votes(request, h)),
+        ]);
+    },
+};
