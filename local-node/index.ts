@@ -92,6 +92,8 @@ const setEnvironment = (options: LocalNodeOptions): Record<string, string> => {
         CORE_API_HOST: "127.0.0.1",
         CORE_API_PORT: String(options.apiPort),
         CORE_RESET_DATABASE: "1",
+        // core-api allows 100 requests a minute per caller by default: too few to compare its answers with ours.
+        CORE_API_RATE_LIMIT_DISABLED: "1",
         CORE_LOG_LEVEL: "info",
         CORE_LOG_LEVEL_FILE: "info",
     };

@@ -1,46 +1,285 @@
+import { Identities } from "@arkecosystem/crypto";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+
 import { version } from "../../package.json";
 import { eventually, requestJson } from "../support/http";
+import { Receiver } from "../support/receiver";
+import { Chain } from "./support/chain";
 import { RunningNode, startNodeProcess } from "./support/local-node-process";
+
+jest.setTimeout(600_000);
 
 interface ServiceInfo {
     data: { name: string; version: string; listener: { byEvent: Record<string, number> } };
 }
 
+interface Delivered {
+    id: string;
+    event: string;
+    data: Record<string, unknown>;
+}
+
+const SATOSHI = 100_000_000;
+
 describe("the plugin inside a real ARK Core 3.9.1 node", () => {
     let node: RunningNode;
+    let chain: Chain;
+    const receiver = new Receiver();
+    const tokens = new Map<string, string>();
+    let freshAddress: string;
+    let lockRecipient: string;
+    let transferToFreshId: string;
+    let voteId: string;
+    let firstHookedHeight: number;
+
+    const createWebhook = async (event: string, conditions: unknown[]): Promise<string> => {
+        const { status, body } = await requestJson<{ data: { id: string; token: string } }>(
+            `${node.pluginUrl}/webhooks`,
+            { method: "POST", body: { event, target: receiver.url, conditions } },
+        );
+        expect(status).toBe(201);
+        tokens.set(body.data.id, body.data.token);
+        return body.data.id;
+    };
+
+    /** Every delivery received, verified with the Standard Webhooks library and deduplicated on webhook-id. */
+    const delivered = (event: string): Delivered[] => {
+        const byId = new Map<string, Delivered>();
+        for (const request of receiver.requests) {
+            const parsed = JSON.parse(request.body) as { event: string; data: Record<string, unknown> };
+            if (parsed.event !== event) {
+                continue;
+            }
+            const verified = [...tokens.values()].some((token) => {
+                try {
+                    new StandardWebhook(Buffer.from(token, "hex"), { format: "raw" }).verify(
+                        request.body,
+                        request.headers as Record<string, string>,
+                    );
+                    return true;
+                } catch {
+                    return false;
+                }
+            });
+            expect(verified).toBe(true);
+            byId.set(String(request.headers["webhook-id"]), { id: String(request.headers["webhook-id"]), ...parsed });
+        }
+        return [...byId.values()];
+    };
 
     beforeAll(async () => {
+        await receiver.start();
         node = await startNodeProcess();
+        chain = await Chain.connect(node.apiUrl);
+        // Addresses derived from passphrases nobody else uses: they receive and never send.
+        freshAddress = Identities.Address.fromPassphrase(`fresh recipient ${node.dataDir}`);
+        lockRecipient = Identities.Address.fromPassphrase(`lock recipient ${node.dataDir}`);
+
+        await createWebhook("transaction.applied", [{ key: "recipientId", condition: "eq", value: freshAddress }]);
+        await createWebhook("block.applied", []);
+        await createWebhook("wallet.vote", [
+            { key: "transaction.senderPublicKey", condition: "eq", value: chain.delegate(2).publicKey },
+        ]);
+        firstHookedHeight = (await chain.height()) + 1;
+
+        const funder = chain.delegate(0);
+        const locker = chain.delegate(1);
+        const voter = chain.delegate(2);
+        const transferToFresh = chain.transfer(
+            funder.passphrase,
+            (await chain.nonce(funder.address)) + 1n,
+            freshAddress,
+            String(123 * SATOSHI),
+        );
+        transferToFreshId = transferToFresh.id as string;
+        const otherTransfer = chain.transfer(
+            funder.passphrase,
+            (await chain.nonce(funder.address)) + 2n,
+            lockRecipient,
+            String(5 * SATOSHI),
+        );
+        const lock = chain.htlcLock(
+            locker.passphrase,
+            (await chain.nonce(locker.address)) + 1n,
+            lockRecipient,
+            String(7 * SATOSHI),
+            (await chain.height()) + 500,
+        );
+        const unvote = chain.vote(voter.passphrase, (await chain.nonce(voter.address)) + 1n, `-${voter.publicKey}`);
+        await chain.sendAndForge([transferToFresh, otherTransfer, lock, unvote]);
+        // The pool takes one vote per sender at a time: the new vote goes in the next block.
+        const vote = chain.vote(
+            voter.passphrase,
+            (await chain.nonce(voter.address)) + 1n,
+            `+${chain.delegate(3).publicKey}`,
+        );
+        voteId = vote.id as string;
+        await chain.sendAndForge([vote]);
     });
 
     afterAll(async () => {
         await node?.stop();
+        await receiver.stop();
     });
 
-    it("answers on its own port with its name and version", async () => {
-        const response = await requestJson<ServiceInfo>(node.pluginUrl);
+    it("answers on its own port with its name and version, under /api and /api/v2", async () => {
+        for (const url of [node.pluginUrl, node.pluginUrl.replace(/\/api$/, "/api/v2")]) {
+            const response = await requestJson<ServiceInfo>(url);
 
-        expect(response.status).toBe(200);
-        expect(response.body.data.name).toBe("core-wallet-webhooks");
-        expect(response.body.data.version).toBe(version);
-    });
-
-    it("serves the same routes under /api/v2", async () => {
-        const response = await requestJson<ServiceInfo>(node.pluginUrl.replace(/\/api$/, "/api/v2"));
-
-        expect(response.status).toBe(200);
-        expect(response.body.data.name).toBe("core-wallet-webhooks");
+            expect(response.status).toBe(200);
+            expect(response.body.data.name).toBe("core-wallet-webhooks");
+            expect(response.body.data.version).toBe(version);
+        }
     });
 
     it("receives block.applied events from the node's forger", async () => {
-        const applied = await eventually(async () => {
-            const { body } = await requestJson<ServiceInfo>(node.pluginUrl);
-            const count = body.data.listener.byEvent["block.applied"] ?? 0;
-            return count >= 2 ? count : undefined;
+        const { body } = await requestJson<ServiceInfo>(node.pluginUrl);
+
+        expect(body.data.listener.byEvent["block.applied"]).toBeGreaterThanOrEqual(2);
+    });
+
+    it("delivers to a transaction.applied webhook exactly the transfer sent to its address", async () => {
+        const deliveries = await eventually(async () => {
+            const found = delivered("transaction.applied");
+            return found.length > 0 ? found : undefined;
+        });
+        // Give any wrongly matched transaction time to arrive before asserting there is none.
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+
+        expect(delivered("transaction.applied").map((delivery) => delivery.data.id)).toEqual([transferToFreshId]);
+        expect(deliveries[0].data.recipientId).toBe(freshAddress);
+        expect(deliveries[0].data.amount).toBe(String(123 * SATOSHI));
+    });
+
+    it("delivers each forged block to a block.applied webhook, once", async () => {
+        const lastHeight = await chain.height();
+        const heights = await eventually(async () => {
+            const found = delivered("block.applied").map((delivery) => Number(delivery.data.height));
+            return found.includes(lastHeight) ? found : undefined;
+        });
+        const expected = Array.from(
+            { length: lastHeight - firstHookedHeight + 1 },
+            (_, index) => firstHookedHeight + index,
+        );
+
+        expect(heights.filter((height) => height <= lastHeight).sort((a, b) => a - b)).toEqual(expected);
+    });
+
+    it("delivers the vote to a wallet.vote webhook", async () => {
+        const votes = await eventually(async () => {
+            const found = delivered("wallet.vote");
+            return found.length > 0 ? found : undefined;
         });
 
-        expect(applied).toBeGreaterThanOrEqual(2);
-        const height = await requestJson<{ data: { block: { height: number } } }>(`${node.apiUrl}/blockchain`);
-        expect(height.body.data.block.height).toBeGreaterThanOrEqual(3);
+        expect(votes).toHaveLength(1);
+        expect(votes[0].data.delegate).toBe(`+${chain.delegate(3).publicKey}`);
+        expect((votes[0].data.transaction as { id: string }).id).toBe(voteId);
+    });
+
+    describe("wallet routes: the same status and body as core-api on the same node", () => {
+        const paths = (): string[] => {
+            const funder = chain.delegate(0);
+            const locker = chain.delegate(1);
+            const voter = chain.delegate(2);
+            const wallets = [funder.address, voter.publicKey, freshAddress, lockRecipient];
+            return [
+                "/wallets",
+                "/wallets?limit=5",
+                "/wallets?page=2&limit=10",
+                "/wallets?offset=7&limit=3",
+                "/wallets?orderBy=balance:asc&limit=10",
+                "/wallets?orderBy=balance:desc&page=3&limit=5",
+                "/wallets?orderBy=nonce:desc,address:asc&limit=10",
+                "/wallets?orderBy=attributes.delegate.voteBalance:desc&limit=5",
+                `/wallets?address=${freshAddress}`,
+                `/wallets?publicKey=${voter.publicKey}`,
+                `/wallets?balance=${123 * SATOSHI}`,
+                "/wallets?balance.from=1000000000000&limit=10",
+                "/wallets?balance.to=20000000000&orderBy=balance:asc",
+                "/wallets?balance.from=100000000&balance.to=20000000000",
+                "/wallets?nonce=0&limit=10",
+                "/wallets?nonce.from=1&nonce.to=3",
+                "/wallets?nonce.from=2",
+                "/wallets?nonce.to=0&orderBy=address:asc",
+                `/wallets?attributes.vote=${chain.delegate(3).publicKey}`,
+                "/wallets?attributes.delegate.username=genesis_1",
+                "/wallets?limit=1000",
+                "/wallets?page=0",
+                "/wallets?orderBy=balance:sideways",
+                "/wallets?balance.from=abc",
+                ...wallets.map((id) => `/wallets/${id}`),
+                "/wallets/genesis_2",
+                "/wallets/AUnknownAddressUnknownAddressUnkno",
+                "/wallets/not%20a%20wallet",
+                ...[funder.address, freshAddress].flatMap((id) => [
+                    `/wallets/${id}/transactions`,
+                    `/wallets/${id}/transactions?transform=false`,
+                    `/wallets/${id}/transactions/sent`,
+                    `/wallets/${id}/transactions/received`,
+                ]),
+                `/wallets/${funder.address}/transactions?limit=2&page=2`,
+                `/wallets/${funder.address}/transactions?orderBy=amount:desc`,
+                `/wallets/${funder.address}/transactions/sent?orderBy=nonce:asc&limit=2`,
+                `/wallets/${lockRecipient}/transactions/received?transform=false&orderBy=timestamp:asc`,
+                `/wallets/${voter.address}/votes`,
+                `/wallets/${voter.publicKey}/votes?transform=false`,
+                `/wallets/${voter.address}/votes?orderBy=nonce:asc&limit=1`,
+                `/wallets/${freshAddress}/votes`,
+                `/wallets/${locker.address}/locks`,
+                `/wallets/${locker.publicKey}/locks?orderBy=amount:desc`,
+                `/wallets/${funder.address}/locks`,
+                "/wallets/AUnknownAddressUnknownAddressUnkno/transactions",
+                "/wallets/AUnknownAddressUnknownAddressUnkno/votes",
+                "/wallets/AUnknownAddressUnknownAddressUnkno/locks",
+                `/wallets/${funder.address}/transactions?limit=0`,
+                `/wallets/${funder.address}/transactions?transform=maybe`,
+                `/wallets/${locker.address}/locks?page=0`,
+            ];
+        };
+
+        it("answers a table of at least 40 requests exactly as core-api does", async () => {
+            const table = paths();
+            expect(table.length).toBeGreaterThanOrEqual(40);
+            const differences: string[] = [];
+            const statuses = new Set<number>();
+            for (const path of table) {
+                const [ours, theirs] = await Promise.all([
+                    requestJson(`${node.pluginUrl}${path}`),
+                    requestJson(`${node.apiUrl}${path}`),
+                ]);
+                statuses.add(theirs.status);
+                if (ours.status !== theirs.status || JSON.stringify(ours.body) !== JSON.stringify(theirs.body)) {
+                    differences.push(
+                        `${path}: ours ${ours.status} ${ours.text.slice(0, 300)}\n  core-api ${theirs.status} ${theirs.text.slice(0, 300)}`,
+                    );
+                }
+            }
+
+            expect(differences).toEqual([]);
+            expect([...statuses].sort()).toEqual([200, 404, 422]);
+        });
+
+        it("finds the fresh recipient, which never sent, and its transfer", async () => {
+            const wallet = await requestJson<{ data: { address: string; publicKey?: string; balance: string } }>(
+                `${node.pluginUrl}/wallets/${freshAddress}`,
+            );
+            const received = await requestJson<{ data: Array<{ id: string }> }>(
+                `${node.pluginUrl}/wallets/${freshAddress}/transactions/received`,
+            );
+
+            expect(wallet.body.data).toMatchObject({ address: freshAddress, balance: String(123 * SATOSHI) });
+            expect(wallet.body.data.publicKey).toBeUndefined();
+            expect(received.body.data.map((transaction) => transaction.id)).toEqual([transferToFreshId]);
+        });
+
+        it("lists the HTLC lock among the locker's locks", async () => {
+            const locks = await requestJson<{ data: Array<{ recipientId: string; amount: string }> }>(
+                `${node.pluginUrl}/wallets/${chain.delegate(1).address}/locks`,
+            );
+
+            expect(locks.body.data).toEqual([
+                expect.objectContaining({ recipientId: lockRecipient, amount: String(7 * SATOSHI) }),
+            ]);
+        });
     });
 });

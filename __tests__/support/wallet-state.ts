@@ -117,17 +117,17 @@ export const createWalletState = (walletCount: number, seed = 1): WalletState =>
                 },
             });
             Object.assign(server.app, { app, schemas: CoreApiSchemas });
-            await server.register([
-                { plugin: commaArrayQuery },
-                { plugin: dotSeparatedQuery },
-            ]);
+            await server.register([{ plugin: commaArrayQuery }, { plugin: dotSeparatedQuery }]);
             // core-api's hapi-pagination plugin, as its index registers it (that module exports no types).
             const pagination = new PaginationExt({ query: { limit: { default: 100 } } });
             server.ext("onPreHandler", (request, h) => pagination.onPreHandler(request, h));
             server.ext("onPostHandler", (request, h) => pagination.onPostHandler(request, h));
-            await server.register({ plugin: { name: "core-api-wallets", register: registerCoreApiWalletRoutes } }, {
-                routes: { prefix: "/api" },
-            });
+            await server.register(
+                { plugin: { name: "core-api-wallets", register: registerCoreApiWalletRoutes } },
+                {
+                    routes: { prefix: "/api" },
+                },
+            );
             return server;
         },
     };

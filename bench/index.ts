@@ -1,0 +1,20 @@
+import { benchWallets } from "./wallets";
+
+/** `npm run bench`: every benchmark, each side by side with ARK's own plugin, in one run. */
+const main = async (): Promise<void> => {
+    const only = process.argv[2];
+    const sections: Array<[string, () => Promise<string[]>]> = [["wallets", benchWallets]];
+    for (const [name, run] of sections) {
+        if (only && only !== name) {
+            continue;
+        }
+        const rows = await run();
+        console.log(`\n## ${name}\n\n${rows.join("\n")}\n`);
+    }
+    process.exit(0);
+};
+
+main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+});
