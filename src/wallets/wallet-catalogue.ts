@@ -1,6 +1,7 @@
 import { Contracts } from "@arkecosystem/core-kernel";
 import { Utils } from "@arkecosystem/crypto";
 
+import { compileWalletFilter, WalletFilter } from "./wallet-filter";
 import { sortLikeCoreApi } from "./wallet-order";
 
 /** core-api's wallet resource, field for field. */
@@ -18,8 +19,10 @@ export interface CriteriaTester {
     testStandardCriterias<T>(value: T, ...criterias: Contracts.Search.StandardCriteriaOf<T>[]): boolean;
 }
 
-// Each distinct orderBy keeps its own sorted copy; a handful covers what clients actually ask.
+// Each distinct orderBy keeps its own sorted copy, each distinct filter its matches; a handful of
+// each covers what clients (explorers, wallets polling a rich list) actually ask between blocks.
 const MAX_CACHED_ORDERS = 8;
+const MAX_CACHED_FILTERS = 16;
 
 const toResource = (wallet: Contracts.State.Wallet): WalletResource => ({
     address: wallet.getAddress(),
@@ -33,12 +36,26 @@ interface Snapshot {
     version: number;
     wallets: WalletResource[];
     orders: Map<string, WalletResource[]>;
+    filtered: Map<string, WalletResource[]>;
 }
+
+const remember = <T>(cache: Map<string, T>, key: string, limit: number, build: () => T): T => {
+    let value = cache.get(key);
+    if (value === undefined) {
+        value = build();
+        if (cache.size >= limit) {
+            cache.delete(cache.keys().next().value as string);
+        }
+        cache.set(key, value);
+    }
+    return value;
+};
 
 /**
  * The node's wallets as core-api lists them, built once per state change instead of on every
- * request: the resources and each requested order are kept until the repository changes
- * (`invalidate()`, called on every wallet event and block), so a request only filters and slices.
+ * request: the resources, each requested order and each requested filter's matches are kept until
+ * the repository changes (`invalidate()`, called on every wallet event and block), so a repeated
+ * query between two blocks only slices a page.
  */
 export class WalletCatalogue {
     private version = 0;
@@ -60,38 +77,30 @@ export class WalletCatalogue {
         ...criterias: WalletCriteria[]
     ): Contracts.Search.ResultsPage<WalletResource> {
         // core-api appends the same tie-breaker to every wallet listing.
-        const ordered = this.ordered([...sorting, { property: "balance", direction: "desc" }]);
-        const end = pagination.offset + pagination.limit;
-        const results: WalletResource[] = [];
-        let totalCount = 0;
-        if (criterias.every((criteria) => Object.keys(criteria).length === 0)) {
-            totalCount = ordered.length;
-            results.push(...ordered.slice(pagination.offset, end));
-        } else {
-            for (const wallet of ordered) {
-                if (this.criteria.testStandardCriterias(wallet, ...criterias)) {
-                    if (totalCount >= pagination.offset && totalCount < end) {
-                        results.push(wallet);
-                    }
-                    totalCount++;
-                }
-            }
-        }
-        return { results, totalCount, meta: { totalCountIsEstimate: false } };
+        const sortingWithTieBreak = [...sorting, { property: "balance", direction: "desc" as const }];
+        const snapshot = this.currentSnapshot();
+        const orderKey = JSON.stringify(sortingWithTieBreak);
+        const ordered = remember(snapshot.orders, orderKey, MAX_CACHED_ORDERS, () =>
+            sortLikeCoreApi(snapshot.wallets, sortingWithTieBreak),
+        );
+        const matching = criterias.every((criteria) => Object.keys(criteria).length === 0)
+            ? ordered
+            : remember(snapshot.filtered, `${orderKey} ${JSON.stringify(criterias)}`, MAX_CACHED_FILTERS, () =>
+                  ordered.filter(this.compileFilter(criterias)),
+              );
+        return {
+            results: matching.slice(pagination.offset, pagination.offset + pagination.limit),
+            totalCount: matching.length,
+            meta: { totalCountIsEstimate: false },
+        };
     }
 
-    private ordered(sorting: Contracts.Search.Sorting): WalletResource[] {
-        const snapshot = this.currentSnapshot();
-        const key = JSON.stringify(sorting);
-        let ordered = snapshot.orders.get(key);
-        if (!ordered) {
-            ordered = sortLikeCoreApi(snapshot.wallets, sorting);
-            if (snapshot.orders.size >= MAX_CACHED_ORDERS) {
-                snapshot.orders.delete(snapshot.orders.keys().next().value as string);
-            }
-            snapshot.orders.set(key, ordered);
+    private compileFilter(criterias: WalletCriteria[]): WalletFilter {
+        const compiled = criterias.map(compileWalletFilter);
+        if (compiled.every((filter): filter is WalletFilter => filter !== undefined)) {
+            return (wallet) => compiled.every((filter) => filter(wallet));
         }
-        return ordered;
+        return (wallet) => this.criteria.testStandardCriterias(wallet, ...criterias);
     }
 
     private currentSnapshot(): Snapshot {
@@ -100,6 +109,7 @@ export class WalletCatalogue {
                 version: this.version,
                 wallets: this.repository.allByAddress().map(toResource),
                 orders: new Map(),
+                filtered: new Map(),
             };
         }
         return this.snapshot;
