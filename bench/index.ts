@@ -1,9 +1,13 @@
+import { benchRegister } from "./register";
 import { benchWallets } from "./wallets";
 
 /** `npm run bench`: every benchmark, each side by side with ARK's own plugin, in one run. */
 const main = async (): Promise<void> => {
     const only = process.argv[2];
-    const sections: Array<[string, () => Promise<string[]>]> = [["wallets", benchWallets]];
+    const sections: Array<[string, () => Promise<string[]>]> = [
+        ["register", benchRegister],
+        ["wallets", benchWallets],
+    ];
     for (const [name, run] of sections) {
         if (only && only !== name) {
             continue;

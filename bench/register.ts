@@ -1,0 +1,144 @@
+import { randomUUID } from "crypto";
+import { mkdtempSync, rmSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
+
+import { freePort } from "../__tests__/support/ports";
+import { startPlugin } from "../__tests__/support/plugin-harness";
+import { startArkWebhooks } from "./ark-webhooks";
+import { formatRow, LoadRequest, LoadResult, runLoad } from "./load";
+
+const SIZES = [1_000, 100_000];
+const LOAD = { concurrency: 16, maxRequests: 3_000, maxMs: 8_000 };
+const TARGET = "http://127.0.0.1:9/hook";
+
+const webhookBody = (index: number): string =>
+    JSON.stringify({
+        event: "block.applied",
+        target: TARGET,
+        enabled: true,
+        conditions: [{ key: "height", condition: "gt", value: index % 1000 }],
+    });
+
+interface Side {
+    name: string;
+    url: string;
+    ids: string[];
+    stop(): Promise<void>;
+}
+
+const operations = (side: Side): Array<[string, (index: number) => LoadRequest]> => [
+    ["create", (index) => ({ method: "POST", url: `${side.url}/webhooks`, body: webhookBody(index) })],
+    ["list", () => ({ url: `${side.url}/webhooks?page=1&limit=100` })],
+    ["retrieve", (index) => ({ url: `${side.url}/webhooks/${side.ids[index % side.ids.length]}` })],
+    [
+        "update",
+        (index) => ({
+            method: "PUT",
+            url: `${side.url}/webhooks/${side.ids[index % side.ids.length]}`,
+            body: webhookBody(index + 1),
+        }),
+    ],
+    // Deletes walk the seeded ids from the end, so no id is deleted twice.
+    ["delete", (index) => ({ method: "DELETE", url: `${side.url}/webhooks/${side.ids[side.ids.length - 1 - index]}` })],
+];
+
+const seedRows = (count: number): Array<Record<string, unknown>> =>
+    Array.from({ length: count }, (_, index) => ({
+        id: randomUUID(),
+        event: "block.applied",
+        target: TARGET,
+        enabled: true,
+        conditions: [{ key: "height", condition: "gt", value: index % 1000 }],
+        token: randomUUID().replace(/-/g, ""),
+    }));
+
+const startOurs = async (count: number): Promise<Side> => {
+    const running = await startPlugin({ server: { whitelist: ["127.0.0.1"] } });
+    const rows = seedRows(count);
+    const created = await Promise.all(
+        rows.map((row) =>
+            running.plugin.register.create({
+                event: String(row.event),
+                target: TARGET,
+                enabled: true,
+                conditions: row.conditions as never,
+                match: "any",
+            }),
+        ),
+    );
+    return { name: "ours", url: running.url, ids: created.map((webhook) => webhook.id), stop: () => running.stop() };
+};
+
+const startArk = async (count: number): Promise<Side> => {
+    const dir = mkdtempSync(join(tmpdir(), "cww-bench-ark-"));
+    const rows = seedRows(count);
+    const ark = await startArkWebhooks(dir, await freePort(), rows, false);
+    return {
+        name: "ARK core-webhooks",
+        url: ark.url,
+        ids: rows.map((row) => String(row.id)),
+        stop: async () => {
+            await ark.stop();
+            rmSync(dir, { recursive: true, force: true });
+        },
+    };
+};
+
+const describe = (result: LoadResult): string => {
+    const failed = Object.entries(result.statuses).filter(([status]) => Number(status) >= 400);
+    return failed.length === 0 ? "" : ` (errors: ${failed.map(([status, count]) => `${count}×${status}`).join(", ")})`;
+};
+
+/** Create, list, retrieve, update and delete over real HTTP, ours and ARK's, at 1,000 and 100,000 stored. */
+export const benchRegister = async (): Promise<string[]> => {
+    const rows = [
+        `Webhook register over HTTP, concurrency ${LOAD.concurrency}, each operation up to ${LOAD.maxRequests} requests or ${LOAD.maxMs / 1000} s`,
+        "",
+        "| stored | operation | ARK req/s | ARK p50 ms | ours req/s | ours p50 ms | ours p99 ms | ratio (req/s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ];
+    const createRates = new Map<number, number>();
+    for (const size of SIZES) {
+        const results = new Map<string, LoadResult[]>();
+        // Ours first: ARK's run leaves a process busy collecting its rewritten JSON files.
+        for (const start of [startOurs, startArk]) {
+            const side = await start(size);
+            try {
+                for (const [operation, next] of operations(side)) {
+                    const result = await runLoad(next, {
+                        ...LOAD,
+                        maxRequests:
+                            operation === "delete" ? Math.min(LOAD.maxRequests, side.ids.length / 2) : LOAD.maxRequests,
+                    });
+                    results.set(operation, [...(results.get(operation) ?? []), result]);
+                }
+            } finally {
+                await side.stop();
+            }
+        }
+        for (const [operation, [ours, ark]] of results) {
+            if (operation === "create") {
+                createRates.set(size, ours.perSecond);
+            }
+            rows.push(
+                formatRow([
+                    size.toLocaleString("en"),
+                    operation,
+                    `${ark.perSecond.toFixed(1)}${describe(ark)}`,
+                    ark.p50Ms,
+                    `${ours.perSecond.toFixed(1)}${describe(ours)}`,
+                    ours.p50Ms,
+                    ours.p99Ms,
+                    `${(ours.perSecond / ark.perSecond).toFixed(1)}×`,
+                ]),
+            );
+        }
+    }
+    const [small, large] = SIZES.map((size) => createRates.get(size) ?? 0);
+    rows.push(
+        "",
+        `Our create rate at ${SIZES[1].toLocaleString("en")} stored is ${((large / small) * 100).toFixed(0)} % of the rate at ${SIZES[0].toLocaleString("en")}.`,
+    );
+    return rows;
+};
