@@ -1,3 +1,4 @@
+import { benchListener } from "./listener";
 import { benchRegister } from "./register";
 import { benchWallets } from "./wallets";
 
@@ -6,6 +7,7 @@ const main = async (): Promise<void> => {
     const only = process.argv[2];
     const sections: Array<[string, () => Promise<string[]>]> = [
         ["register", benchRegister],
+        ["listener", benchListener],
         ["wallets", benchWallets],
     ];
     for (const [name, run] of sections) {
