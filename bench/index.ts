@@ -1,3 +1,4 @@
+import { benchDelivery } from "./delivery";
 import { benchListener } from "./listener";
 import { benchRegister } from "./register";
 import { benchWallets } from "./wallets";
@@ -8,6 +9,7 @@ const main = async (): Promise<void> => {
     const sections: Array<[string, () => Promise<string[]>]> = [
         ["register", benchRegister],
         ["listener", benchListener],
+        ["delivery", benchDelivery],
         ["wallets", benchWallets],
     ];
     for (const [name, run] of sections) {

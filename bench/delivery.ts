@@ -1,0 +1,150 @@
+import { randomUUID } from "crypto";
+import { mkdtempSync, rmSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
+import { performance } from "perf_hooks";
+
+import { eventually } from "../__tests__/support/http";
+import { freePort } from "../__tests__/support/ports";
+import { startPlugin } from "../__tests__/support/plugin-harness";
+import { Receiver } from "../__tests__/support/receiver";
+import { startArkWebhooks } from "./ark-webhooks";
+import { formatRow } from "./load";
+
+const EVENTS = 5_000;
+const SPREAD_MS = 10_000;
+const SETTLE_LIMIT_MS = 60_000;
+
+type Scenario = "burst" | "down 40 %";
+
+interface Counted {
+    received: number;
+    distinctEvents: number;
+    seconds: number;
+}
+
+/** Feeds the events (all at once, or over SPREAD_MS with the receiver down for its middle 40 %). */
+const run = async (
+    scenario: Scenario,
+    receiver: Receiver,
+    handle: (event: { name: string; data: unknown }) => unknown,
+    settled: () => boolean,
+): Promise<Counted> => {
+    const port = receiver.port;
+    const started = performance.now();
+    if (scenario === "burst") {
+        for (let height = 1; height <= EVENTS; height++) {
+            void handle({ name: "block.applied", data: { height } });
+        }
+    } else {
+        for (let height = 1; height <= EVENTS; height++) {
+            const at = (height / EVENTS) * SPREAD_MS;
+            const elapsed = performance.now() - started;
+            if (at > elapsed) {
+                await new Promise((resolve) => setTimeout(resolve, at - elapsed));
+            }
+            if (height === Math.round(EVENTS * 0.3)) {
+                await receiver.stop();
+            }
+            if (height === Math.round(EVENTS * 0.7)) {
+                await receiver.start(port);
+            }
+            void handle({ name: "block.applied", data: { height } });
+        }
+    }
+    await eventually(async () => (settled() ? true : undefined), { timeoutMs: SETTLE_LIMIT_MS, intervalMs: 200 }).catch(
+        () => undefined,
+    );
+    const heights = new Set(
+        receiver.requests.map((request) => (JSON.parse(request.body) as { data: { height: number } }).data.height),
+    );
+    return {
+        received: receiver.requests.length,
+        distinctEvents: heights.size,
+        seconds: (performance.now() - started) / 1000,
+    };
+};
+
+/** 5,000 block.applied events to one webhook and a local receiver, ours and ARK's. */
+export const benchDelivery = async (): Promise<string[]> => {
+    const rows = [
+        `Delivery: ${EVENTS.toLocaleString("en")} events to one webhook with a local receiver; "down 40 %" spreads them over ${SPREAD_MS / 1000} s and stops the receiver for the middle 40 %; each run waits up to ${SETTLE_LIMIT_MS / 1000} s for the last delivery`,
+        "",
+        "| scenario | plugin | events delivered | lost | requests received | distinct webhook-ids | seconds | deliveries/s |",
+        "|---|---|---|---|---|---|---|---|",
+    ];
+    for (const scenario of ["burst", "down 40 %"] as Scenario[]) {
+        const receiver = await new Receiver().start(await freePort());
+        const ours = await startPlugin({
+            server: { whitelist: ["127.0.0.1"] },
+            delivery: { retryScheduleSeconds: [1, 2, 5, 10, 30] },
+        });
+        await ours.plugin.register.create({
+            event: "block.applied",
+            target: receiver.url,
+            enabled: true,
+            conditions: [],
+            match: "any",
+        });
+        const mine = await run(
+            scenario,
+            receiver,
+            (event) => ours.plugin.listener.handle(event),
+            () => ours.plugin.outbox.pendingCount() === 0 && ours.plugin.listener.stats.deliveriesQueued === EVENTS,
+        );
+        const ids = new Set(receiver.requests.map((request) => String(request.headers["webhook-id"]))).size;
+        await ours.stop();
+        await receiver.stop();
+
+        const arkReceiver = await new Receiver().start(await freePort());
+        const dir = mkdtempSync(join(tmpdir(), "cww-bench-ark-"));
+        const seed = [
+            {
+                id: randomUUID(),
+                event: "block.applied",
+                target: arkReceiver.url,
+                enabled: true,
+                conditions: [],
+                token: randomUUID(),
+            },
+        ];
+        const ark = await startArkWebhooks(dir, await freePort(), seed, true);
+        let inFlight = 0;
+        const theirs = await run(
+            scenario,
+            arkReceiver,
+            (event) => {
+                inFlight++;
+                return Promise.resolve(ark.listener.handle(event)).finally(() => inFlight--);
+            },
+            () => inFlight === 0,
+        );
+        await ark.stop();
+        await arkReceiver.stop();
+        rmSync(dir, { recursive: true, force: true });
+
+        rows.push(
+            formatRow([
+                scenario,
+                "ARK core-webhooks",
+                theirs.distinctEvents,
+                EVENTS - theirs.distinctEvents,
+                theirs.received,
+                "none sent",
+                theirs.seconds,
+                theirs.distinctEvents / theirs.seconds,
+            ]),
+            formatRow([
+                scenario,
+                "ours",
+                mine.distinctEvents,
+                EVENTS - mine.distinctEvents,
+                mine.received,
+                ids,
+                mine.seconds,
+                mine.distinctEvents / mine.seconds,
+            ]),
+        );
+    }
+    return rows;
+};
