@@ -35,13 +35,16 @@ export const startArkWebhooks = async (
     app.bind(Container.Identifiers.LogService).toConstantValue(silent);
     app.bind(Container.Identifiers.EventDispatcherService).to(Services.Events.MemoryEventDispatcher).inSingletonScope();
     const provider = app.resolve(ArkWebhooksProvider);
-    provider.setConfig(
-        app.resolve(Providers.PluginConfiguration).from("@arkecosystem/core-webhooks", {
-            enabled,
-            server: { http: { host: "127.0.0.1", port }, whitelist: ["127.0.0.1"] },
-            timeout: 1500,
-        }),
-    );
+    const configuration = app.resolve(Providers.PluginConfiguration).from("@arkecosystem/core-webhooks", {
+        enabled,
+        server: { http: { host: "127.0.0.1", port }, whitelist: ["127.0.0.1"] },
+        timeout: 1500,
+    });
+    provider.setConfig(configuration);
+    // Its listener reads the configuration from the container, as the kernel's plugin loader binds it.
+    app.bind(Container.Identifiers.PluginConfiguration)
+        .toConstantValue(configuration)
+        .whenTargetTagged("plugin", "@arkecosystem/core-webhooks");
     await provider.register();
     await provider.boot();
     const dispatcher = app.get<Services.Events.MemoryEventDispatcher>(Container.Identifiers.EventDispatcherService);
