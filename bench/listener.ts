@@ -12,15 +12,12 @@ import { Condition } from "../src/contracts";
 import { EVENT_CATALOGUE } from "../src/events/catalogue";
 import { compileMatcher } from "../src/events/matcher";
 import { startArkWebhooks } from "./ark-webhooks";
-import { formatRow } from "./load";
+import { formatRow, percentile } from "./load";
 
 const WEBHOOKS = 1_000;
 const EVENT_NAMES = 50;
 const EVENTS = 20_000;
 const ARK_TIME_LIMIT_MS = 20_000;
-
-const percentile = (sorted: number[], fraction: number): number =>
-    sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? 0;
 
 interface ListenerRun {
     events: number;

@@ -22,7 +22,7 @@ export interface LoadRequest {
     body?: string;
 }
 
-const percentile = (sorted: number[], fraction: number): number =>
+export const percentile = (sorted: number[], fraction: number): number =>
     sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 
 /** Runs requests over keep-alive connections at a fixed concurrency; next(i) builds the i-th request. */
