@@ -42,6 +42,8 @@ const feed = async (
         const begin = performance.now();
         await handle(event);
         durations.push(performance.now() - begin);
+        // The node does other work between events: here the dispatcher delivers what is owed.
+        await new Promise((resolve) => setImmediate(resolve));
     }
     const elapsed = performance.now() - started;
     durations.sort((a, b) => a - b);
@@ -86,6 +88,7 @@ export const benchListener = async (): Promise<string[]> => {
     const mine = await feed((event) => ours.plugin.listener.handle(event), names, Number.POSITIVE_INFINITY);
     const queued = ours.plugin.listener.stats.deliveriesQueued;
     const pending = ours.plugin.outbox.pendingCount();
+    const received = receiver.requests.length;
     await ours.stop();
 
     const dir = mkdtempSync(join(tmpdir(), "cww-bench-ark-"));
@@ -97,14 +100,14 @@ export const benchListener = async (): Promise<string[]> => {
 
     const stall = regexpStall();
     return [
-        `Listener: ${WEBHOOKS.toLocaleString("en")} webhooks over ${EVENT_NAMES} event names, up to ${EVENTS.toLocaleString("en")} events fed one at a time as the kernel does (ARK capped at ${ARK_TIME_LIMIT_MS / 1000} s), a local receiver answering 200`,
+        `Listener: ${WEBHOOKS.toLocaleString("en")} webhooks over ${EVENT_NAMES} event names, up to ${EVENTS.toLocaleString("en")} events fed one at a time as the kernel does, the event loop turning between events so that deliveries go out meanwhile (ARK capped at ${ARK_TIME_LIMIT_MS / 1000} s), a local receiver answering 200`,
         "",
         "| listener | events handled | events/s | p50 ms per event | p99 ms per event |",
         "|---|---|---|---|---|",
         formatRow(["ARK core-webhooks", theirs.events, theirs.perSecond, theirs.p50Ms, theirs.p99Ms]),
         formatRow(["ours", mine.events, mine.perSecond, mine.p50Ms, mine.p99Ms]),
         "",
-        `Ratio: ${(mine.perSecond / theirs.perSecond).toFixed(1)}× ARK's events/s. Ours queued ${queued.toLocaleString("en")} deliveries; ${pending.toLocaleString("en")} were still pending in the outbox when the run ended (the listener never waits for them).`,
+        `Ratio: ${(mine.perSecond / theirs.perSecond).toFixed(1)}× ARK's events/s. Ours queued ${queued.toLocaleString("en")} deliveries; the receiver had ${received.toLocaleString("en")} of them and ${pending.toLocaleString("en")} were still pending in the outbox when the run ended (the listener never waits for them).`,
         "",
         "| regexp `(a+)+$` on a 30-character input | longest event-loop stall ms |",
         "|---|---|",

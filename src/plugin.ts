@@ -14,7 +14,8 @@ import { registerServiceRoutes } from "./http/routes/service";
 import { registerWebhookRoutes } from "./http/routes/webhooks";
 import { createHttpServer } from "./http/server";
 import { markArkImportDone, readArkWebhooks } from "./store/ark-import";
-import { openStore, StoreConnections } from "./store/database";
+import { Checkpointer } from "./store/checkpointer";
+import { openStore, resumeAutoCheckpoints, StoreConnections } from "./store/database";
 import { DeliveryStore } from "./store/delivery-store";
 import { WebhookStore } from "./store/webhook-store";
 import { WriteBatcher } from "./store/write-batcher";
@@ -25,6 +26,7 @@ import { WebhookRegister } from "./webhooks/webhook-register";
 export const WEBHOOK_EVENTS = { broadcasted: "webhooks.broadcasted", failed: "webhooks.failed" } as const;
 
 const HOUR_MS = 60 * 60 * 1000;
+const CHECKPOINT_INTERVAL_MS = 1000;
 
 export interface PluginLogger {
     info(message: string): void;
@@ -67,6 +69,7 @@ export class WebhookPlugin {
     private readonly sender: DeliverySender;
     private server: Hapi.Server | undefined;
     private purgeTimer: NodeJS.Timeout | undefined;
+    private readonly checkpointer: Checkpointer;
 
     public constructor(
         public readonly options: PluginOptions,
@@ -74,6 +77,16 @@ export class WebhookPlugin {
     ) {
         const { logger } = environment;
         this.store = openStore(environment.file);
+        this.checkpointer = new Checkpointer({
+            file: environment.file,
+            intervalMs: CHECKPOINT_INTERVAL_MS,
+            onFailure: (reason) => {
+                logger.warning(`${environment.name} checkpoints in the event loop again: ${reason}`);
+                if (this.store.register.open) {
+                    resumeAutoCheckpoints(this.store);
+                }
+            },
+        });
         this.writes = new WriteBatcher(this.store.register);
         const webhookStore = new WebhookStore(this.store.register);
         this.register = new WebhookRegister(webhookStore, this.writes, this.index);
@@ -98,7 +111,7 @@ export class WebhookPlugin {
         });
         this.listener = new KernelEventListener({
             index: this.index,
-            enqueue: (deliveries) => this.outbox.enqueue(deliveries),
+            journal: (event) => this.outbox.journal(event),
             onQueued: () => this.dispatcher.wake(),
             onError: (error, event) =>
                 logger.error(`${environment.name} could not queue the deliveries of ${event}: ${String(error)}`),
@@ -107,6 +120,7 @@ export class WebhookPlugin {
 
     /** Imports ARK's register once, loads the index, then serves and delivers. */
     public async start(wallets?: WalletRoutes): Promise<void> {
+        this.checkpointer.start();
         await this.importArkWebhooks();
         this.register.loadIndex();
         this.server = await this.createServer(wallets);
@@ -133,6 +147,7 @@ export class WebhookPlugin {
         this.server = undefined;
         this.writes.flush();
         await this.sender.close();
+        await this.checkpointer.stop();
         this.store.close();
     }
 

@@ -101,12 +101,22 @@ export class DeliveryDispatcher {
             const now = this.clock();
             const free = this.options.concurrency - this.inFlight.size;
             if (free > 0) {
-                for (const delivery of this.dependencies.outbox.due(now, free + this.inFlight.size)) {
+                // One look-up per webhook and pump; a webhook whose target is at its cap is skipped.
+                const webhooks = new Map<string, Webhook | undefined>();
+                const heldBack = new Set<string>();
+                for (const due of this.dependencies.outbox.due(now, free + this.inFlight.size)) {
                     if (this.inFlight.size >= this.options.concurrency) {
                         break;
                     }
-                    if (!this.inFlight.has(delivery.id)) {
-                        this.tryStart(delivery);
+                    if (this.inFlight.has(due.id) || heldBack.has(due.webhookId)) {
+                        continue;
+                    }
+                    if (!webhooks.has(due.webhookId)) {
+                        webhooks.set(due.webhookId, this.dependencies.findWebhook(due.webhookId));
+                    }
+                    const webhook = webhooks.get(due.webhookId);
+                    if (!webhook || !this.tryStart(due.id, webhook)) {
+                        heldBack.add(due.webhookId);
                     }
                 }
             }
@@ -117,15 +127,16 @@ export class DeliveryDispatcher {
         }
     }
 
-    private tryStart(delivery: Delivery): void {
-        const webhook = this.dependencies.findWebhook(delivery.webhookId);
-        if (!webhook) {
-            return;
-        }
+    /** Starts an attempt unless the webhook's target is at its cap; false when held back. */
+    private tryStart(deliveryId: string, webhook: Webhook): boolean {
         const key = targetKey(webhook.target);
         const used = this.perTarget.get(key) ?? 0;
         if (used >= this.options.concurrencyPerTarget) {
-            return;
+            return false;
+        }
+        const delivery = this.dependencies.outbox.load(deliveryId);
+        if (!delivery) {
+            return true;
         }
         this.perTarget.set(key, used + 1);
         const attempt = this.attempt(delivery, webhook)
@@ -141,6 +152,7 @@ export class DeliveryDispatcher {
                 this.wake();
             });
         this.inFlight.set(delivery.id, attempt);
+        return true;
     }
 
     private async attempt(delivery: Delivery, webhook: Webhook): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from "crypto";
 
-import { NewDelivery } from "../store/delivery-store";
+import { JournaledEvent } from "../store/delivery-store";
 import { OWN_EVENT_PREFIX } from "./catalogue";
 import { serializePayload } from "./serialize-payload";
 import { WebhookIndex } from "./webhook-index";
@@ -22,8 +22,8 @@ export interface ListenerStats {
 
 export interface ListenerDependencies {
     index: WebhookIndex;
-    /** Writes an event's deliveries in one transaction. */
-    enqueue: (deliveries: readonly NewDelivery[]) => void;
+    /** Writes an event and the deliveries it owes, durably, before returning. */
+    journal: (event: JournaledEvent) => void;
     /** Tells the dispatcher that deliveries are waiting. */
     onQueued: () => void;
     onError: (error: unknown, event: string) => void;
@@ -65,15 +65,12 @@ export class KernelEventListener {
             }
             // Every webhook of an event gets the same bytes: serialise once.
             const body = `{"timestamp":${now},"event":${JSON.stringify(name)},"data":${serializePayload(data)}}`;
-            this.dependencies.enqueue(
-                matched.map((webhook) => ({
-                    id: randomUUID(),
-                    webhookId: webhook.id,
-                    event: name,
-                    body,
-                    createdAt: now,
-                })),
-            );
+            this.dependencies.journal({
+                event: name,
+                body,
+                createdAt: now,
+                deliveries: matched.map((webhook) => ({ id: randomUUID(), webhookId: webhook.id })),
+            });
             this.stats.deliveriesQueued += matched.length;
             this.dependencies.onQueued();
         } catch (error) {

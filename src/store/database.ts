@@ -30,6 +30,14 @@ const applyPragmas = (db: SqliteDatabase, synchronous: "FULL" | "NORMAL"): void 
     db.pragma(`synchronous = ${synchronous}`);
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
+    // The Checkpointer's worker thread checkpoints; see resumeAutoCheckpoints() for when it cannot.
+    db.pragma("wal_autocheckpoint = 0");
+};
+
+/** SQLite's own checkpointing on every commit past 1,000 WAL pages: the fallback without the worker. */
+export const resumeAutoCheckpoints = (connections: StoreConnections): void => {
+    connections.register.pragma("wal_autocheckpoint = 1000");
+    connections.outbox.pragma("wal_autocheckpoint = 1000");
 };
 
 const migrate = (db: SqliteDatabase, file: string): void => {

@@ -47,12 +47,29 @@ const rowToAttempt = (row: AttemptRow): Attempt => ({
     responseExcerpt: row.response_excerpt,
 });
 
-export interface NewDelivery {
-    id: string;
-    webhookId: string;
+/** An event and the deliveries it owes, as the listener writes it: one row, whatever the fan-out. */
+export interface JournaledEvent {
     event: string;
+    /** The exact body every delivery of the event posts. */
     body: string;
     createdAt: number;
+    deliveries: ReadonlyArray<{ id: string; webhookId: string }>;
+}
+
+interface JournalRow {
+    seq: number;
+    event: string;
+    body: string;
+    created_at: number;
+    deliveries: string;
+}
+
+// Events moved from the journal into deliveries per transaction.
+const EXPANSION_BATCH = 500;
+
+export interface DueDelivery {
+    id: string;
+    webhookId: string;
 }
 
 /** What one attempt led to: the delivery's next state and the attempt to log. */
@@ -65,19 +82,30 @@ export interface AttemptOutcome {
 /** The outbox: deliveries owed, their state and every attempt made. */
 export class DeliveryStore {
     private readonly statements;
-    private readonly enqueueAll: (deliveries: readonly NewDelivery[]) => void;
+    private readonly expandBatch: () => number;
     private readonly recordAll: (outcome: AttemptOutcome) => void;
 
     public constructor(db: SqliteDatabase) {
         this.statements = {
-            insert: db.prepare<[string, string, string, string, number, number, number]>(
-                `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
-                 VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+            journal: db.prepare<[string, string, number, string]>(
+                "INSERT INTO event_journal (event, body, created_at, deliveries) VALUES (?, ?, ?, ?)",
             ),
-            due: db.prepare<[number, number], DeliveryRow>(
-                `SELECT ${COLUMNS} FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+            journaled: db.prepare<[number], JournalRow>(
+                "SELECT seq, event, body, created_at, deliveries FROM event_journal ORDER BY seq LIMIT ?",
+            ),
+            hasJournaled: db.prepare<[], { seq: number }>("SELECT seq FROM event_journal LIMIT 1"),
+            forgetJournaled: db.prepare<[number]>("DELETE FROM event_journal WHERE seq <= ?"),
+            // A webhook deleted since its event was journaled owes nothing.
+            insert: db.prepare<[string, string, string, string, number, number, number, string]>(
+                `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+                 SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
+            ),
+            // Ids only: most due rows are already in flight when the dispatcher looks again.
+            due: db.prepare<[number, number], { id: string; webhook_id: string }>(
+                `SELECT id, webhook_id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
                  ORDER BY next_attempt_at, seq LIMIT ?`,
             ),
+            findById: db.prepare<[string], DeliveryRow>(`SELECT ${COLUMNS} FROM deliveries WHERE id = ?`),
             nextDue: db.prepare<[], { next: number | null }>(
                 "SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending'",
             ),
@@ -114,18 +142,18 @@ export class DeliveryStore {
                 "SELECT COUNT(*) AS total FROM deliveries WHERE status = 'pending'",
             ),
         };
-        this.enqueueAll = db.transaction((deliveries: readonly NewDelivery[]) => {
-            for (const delivery of deliveries) {
-                this.statements.insert.run(
-                    delivery.id,
-                    delivery.webhookId,
-                    delivery.event,
-                    delivery.body,
-                    delivery.createdAt,
-                    delivery.createdAt,
-                    delivery.createdAt,
-                );
+        this.expandBatch = db.transaction((): number => {
+            const rows = this.statements.journaled.all(EXPANSION_BATCH);
+            for (const row of rows) {
+                for (const [id, webhookId] of JSON.parse(row.deliveries) as Array<[string, string]>) {
+                    const at = row.created_at;
+                    this.statements.insert.run(id, webhookId, row.event, row.body, at, at, at, webhookId);
+                }
             }
+            if (rows.length > 0) {
+                this.statements.forgetJournaled.run(rows[rows.length - 1].seq);
+            }
+            return rows.length;
         });
         this.recordAll = db.transaction((outcome: AttemptOutcome) => {
             const { attempt } = outcome;
@@ -148,16 +176,37 @@ export class DeliveryStore {
         });
     }
 
-    /** All of an event's deliveries in one transaction: every one is owed, or none. */
-    public enqueue(deliveries: readonly NewDelivery[]): void {
-        this.enqueueAll(deliveries);
+    /**
+     * Owes an event's deliveries: one row and one implicit transaction, however many webhooks it
+     * matched, so the listener's cost does not grow with the fan-out. Durable once this returns.
+     */
+    public journal({ event, body, createdAt, deliveries }: JournaledEvent): void {
+        const pairs = deliveries.map(({ id, webhookId }) => [id, webhookId]);
+        this.statements.journal.run(event, body, createdAt, JSON.stringify(pairs));
     }
 
-    public due(now: number, limit: number): Delivery[] {
-        return this.statements.due.all(now, limit).map(rowToDelivery);
+    /** Turns every journaled event into its delivery rows, in batches; returns how many events moved. */
+    public expandJournal(): number {
+        let moved = 0;
+        for (let batch = this.expandBatch(); batch > 0; batch = this.expandBatch()) {
+            moved += batch;
+        }
+        return moved;
+    }
+
+    /** The deliveries due at `now`, soonest first, as ids; `load()` reads one whole. */
+    public due(now: number, limit: number): DueDelivery[] {
+        this.settle();
+        return this.statements.due.all(now, limit).map((row) => ({ id: row.id, webhookId: row.webhook_id }));
+    }
+
+    public load(id: string): Delivery | undefined {
+        const row = this.statements.findById.get(id);
+        return row ? rowToDelivery(row) : undefined;
     }
 
     public nextDueAt(): number | null {
+        this.settle();
         return this.statements.nextDue.get()?.next ?? null;
     }
 
@@ -166,6 +215,7 @@ export class DeliveryStore {
     }
 
     public find(webhookId: string, id: string): Delivery | undefined {
+        this.settle();
         const row = this.statements.find.get(id, webhookId);
         return row ? rowToDelivery(row) : undefined;
     }
@@ -175,6 +225,7 @@ export class DeliveryStore {
     }
 
     public page(webhookId: string, offset: number, limit: number): { deliveries: Delivery[]; totalCount: number } {
+        this.settle();
         return {
             deliveries: this.statements.page.all(webhookId, limit, offset).map(rowToDelivery),
             totalCount: this.statements.count.get(webhookId)?.total ?? 0,
@@ -198,11 +249,19 @@ export class DeliveryStore {
         return streak;
     }
 
+    /** Every read sees the deliveries of journaled events; a cheap probe when the journal is empty. */
+    private settle(): void {
+        if (this.statements.hasJournaled.get()) {
+            this.expandJournal();
+        }
+    }
+
     public purgeFinishedBefore(cutoff: number): number {
         return this.statements.purge.run(cutoff).changes;
     }
 
     public pendingCount(): number {
+        this.settle();
         return this.statements.pendingCount.get()?.total ?? 0;
     }
 }

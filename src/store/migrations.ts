@@ -47,4 +47,14 @@ export const MIGRATIONS: readonly string[] = [
         count INTEGER NOT NULL
     );
     `,
+    // The listener's journal: one row per event, expanded into deliveries off the listener's path.
+    `
+    CREATE TABLE event_journal (
+        seq INTEGER PRIMARY KEY,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        deliveries TEXT NOT NULL
+    );
+    `,
 ];

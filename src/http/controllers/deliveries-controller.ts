@@ -72,7 +72,7 @@ export class DeliveriesController {
         const now = this.clock();
         const id = randomUUID();
         const body = JSON.stringify({ timestamp: now, event: PING_EVENT, data: { webhookId } });
-        this.outbox.enqueue([{ id, webhookId, event: PING_EVENT, body, createdAt: now }]);
+        this.outbox.journal({ event: PING_EVENT, body, createdAt: now, deliveries: [{ id, webhookId }] });
         this.wakeDispatcher();
         const delivery = this.outbox.find(webhookId, id);
         return h.response({ data: delivery ? presentDelivery(delivery) : { id } }).code(202);

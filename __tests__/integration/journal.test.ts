@@ -1,0 +1,115 @@
+import { randomUUID } from "crypto";
+import { mkdtempSync, rmSync, statSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
+
+import { Checkpointer } from "../../src/store/checkpointer";
+import { openStore, StoreConnections } from "../../src/store/database";
+import { DeliveryStore } from "../../src/store/delivery-store";
+import { eventually } from "../support/http";
+
+const addWebhook = (store: StoreConnections, id = randomUUID()): string => {
+    store.register
+        .prepare(
+            `INSERT INTO webhooks (id, event, target, enabled, conditions, match, token, created_at, updated_at)
+             VALUES (?, 'block.applied', 'http://127.0.0.1:9/hook', 1, '[]', 'any', 'token', 0, 0)`,
+        )
+        .run(id);
+    return id;
+};
+
+const journalEvent = (outbox: DeliveryStore, webhookIds: string[], height: number): string[] => {
+    const deliveries = webhookIds.map((webhookId) => ({ id: randomUUID(), webhookId }));
+    outbox.journal({
+        event: "block.applied",
+        body: JSON.stringify({ timestamp: height, event: "block.applied", data: { height } }),
+        createdAt: height,
+        deliveries,
+    });
+    return deliveries.map((delivery) => delivery.id);
+};
+
+describe("the listener's journal", () => {
+    let dir: string;
+    let file: string;
+
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), "cww-journal-"));
+        file = join(dir, "webhooks.sqlite");
+    });
+
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("keeps journaled events across a close that never expanded them, and expands them into due deliveries", () => {
+        const first = openStore(file);
+        const hooks = [addWebhook(first), addWebhook(first)];
+        const ids = [
+            ...journalEvent(new DeliveryStore(first.outbox), hooks, 1),
+            ...journalEvent(new DeliveryStore(first.outbox), hooks, 2),
+        ];
+        first.close();
+
+        const second = openStore(file);
+        try {
+            const outbox = new DeliveryStore(second.outbox);
+            expect(outbox.pendingCount()).toBe(4);
+            expect(outbox.due(10, 100).map((delivery) => delivery.id)).toEqual(ids);
+            expect(outbox.load(ids[2])).toMatchObject({ webhookId: hooks[0], status: "pending", attempts: 0 });
+            expect(JSON.parse(outbox.load(ids[2])?.body ?? "{}").data.height).toBe(2);
+            expect(second.outbox.prepare("SELECT COUNT(*) AS n FROM event_journal").get()).toEqual({ n: 0 });
+        } finally {
+            second.close();
+        }
+    });
+
+    it("owes nothing to a webhook deleted between the event and its expansion", () => {
+        const store = openStore(file);
+        try {
+            const outbox = new DeliveryStore(store.outbox);
+            const [kept, deleted] = [addWebhook(store), addWebhook(store)];
+            const [keptDelivery] = journalEvent(outbox, [kept, deleted], 1);
+            store.register.prepare("DELETE FROM webhooks WHERE id = ?").run(deleted);
+
+            expect(outbox.due(10, 100).map((delivery) => delivery.id)).toEqual([keptDelivery]);
+        } finally {
+            store.close();
+        }
+    });
+});
+
+describe("the checkpointer", () => {
+    it("copies committed pages into the database file from its own thread", async () => {
+        const dir = mkdtempSync(join(tmpdir(), "cww-checkpoint-"));
+        const file = join(dir, "webhooks.sqlite");
+        const store = openStore(file);
+        const failures: string[] = [];
+        const checkpointer = new Checkpointer({ file, intervalMs: 50, onFailure: (reason) => failures.push(reason) });
+        try {
+            expect(store.outbox.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+            const sizeBefore = statSync(file).size;
+            const outbox = new DeliveryStore(store.outbox);
+            const hook = addWebhook(store);
+            for (let height = 1; height <= 2_000; height++) {
+                journalEvent(outbox, [hook], height);
+            }
+            // Without a checkpoint the rows live only in the WAL, and the database file keeps its size.
+            expect(statSync(file).size).toBe(sizeBefore);
+
+            checkpointer.start();
+            const grown = await eventually(
+                async () => (statSync(file).size > sizeBefore * 4 ? statSync(file).size : undefined),
+                {
+                    timeoutMs: 10_000,
+                    intervalMs: 50,
+                },
+            );
+
+            expect(grown).toBeGreaterThan(sizeBefore * 4);
+            expect(failures).toEqual([]);
+        } finally {
+            await checkpointer.stop();
+            store.close();
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});

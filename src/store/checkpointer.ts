@@ -1,0 +1,69 @@
+import { Worker } from "worker_threads";
+
+// Runs in a worker thread with its own connection: a checkpoint copies the WAL into the database
+// file and fsyncs it, work that would otherwise stall the node's event loop inside a commit.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.file);
+db.pragma("busy_timeout = 5000");
+const checkpoint = () => {
+    try {
+        db.pragma("wal_checkpoint(PASSIVE)");
+    } catch (error) {
+        parentPort.postMessage({ error: String(error) });
+    }
+};
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on("message", (message) => {
+    if (message === "stop") {
+        clearInterval(timer);
+        checkpoint();
+        db.close();
+        parentPort.close();
+    }
+});
+`;
+
+export interface CheckpointerOptions {
+    file: string;
+    intervalMs: number;
+    /** Called when the worker cannot checkpoint; the connections then go back to checkpointing themselves. */
+    onFailure: (reason: string) => void;
+}
+
+/** Checkpoints the WAL from a worker thread, so that no commit on the event loop ever does. */
+export class Checkpointer {
+    private worker: Worker | undefined;
+
+    public constructor(private readonly options: CheckpointerOptions) {}
+
+    public start(): void {
+        const worker = new Worker(WORKER_SOURCE, {
+            eval: true,
+            // Resolved here: an eval'd worker resolves modules from the process's folder, not ours.
+            workerData: {
+                driver: require.resolve("better-sqlite3"),
+                file: this.options.file,
+                intervalMs: this.options.intervalMs,
+            },
+        });
+        worker.on("message", (message: { error?: string }) => message.error && this.options.onFailure(message.error));
+        worker.on("error", (error) => this.options.onFailure(String(error)));
+        worker.unref();
+        this.worker = worker;
+    }
+
+    /** Runs a last checkpoint and ends the thread. */
+    public async stop(): Promise<void> {
+        const worker = this.worker;
+        this.worker = undefined;
+        if (!worker) {
+            return;
+        }
+        const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+        worker.postMessage("stop");
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        await worker.terminate();
+    }
+}
