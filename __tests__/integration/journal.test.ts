@@ -1,3 +1,4 @@
+import { execFileSync } from "child_process";
 import { randomUUID } from "crypto";
 import { mkdtempSync, rmSync, statSync } from "fs";
 import { tmpdir } from "os";
@@ -111,5 +112,22 @@ describe("the checkpointer", () => {
             store.close();
             rmSync(dir, { recursive: true, force: true });
         }
+    });
+
+    it("lets a plugin stop completely in a process that has nothing else to keep it alive", () => {
+        const script = `
+            const { startPlugin } = require("./__tests__/support/plugin-harness");
+            startPlugin().then(async (running) => {
+                await running.stop();
+                console.log("STOPPED");
+            });
+        `;
+        const output = execFileSync(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
+            cwd: join(__dirname, "../.."),
+            encoding: "utf8",
+            timeout: 60_000,
+        });
+
+        expect(output).toContain("STOPPED");
     });
 });

@@ -25,6 +25,8 @@ parentPort.on("message", (message) => {
 });
 `;
 
+const STOP_TIMEOUT_MS = 5_000;
+
 export interface CheckpointerOptions {
     file: string;
     intervalMs: number;
@@ -61,9 +63,13 @@ export class Checkpointer {
         if (!worker) {
             return;
         }
+        // Held while stopping: an unreferenced worker would let the process end before the file closes.
+        worker.ref();
+        let timer: NodeJS.Timeout | undefined;
         const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
         worker.postMessage("stop");
-        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, STOP_TIMEOUT_MS)))]);
+        clearTimeout(timer);
         await worker.terminate();
     }
 }
