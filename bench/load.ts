@@ -1,5 +1,4 @@
-import { performance } from "perf_hooks";
-import { Agent, request } from "undici";
+import { Worker } from "worker_threads";
 
 export interface LoadResult {
     requests: number;
@@ -16,47 +15,80 @@ export interface LoadOptions {
     maxMs: number;
 }
 
-export interface LoadRequest {
+/** The i-th request uses urls[i % urls.length] and, when given, bodies[i % bodies.length]. */
+export interface LoadPlan {
     method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-    url: string;
-    body?: string;
+    urls: readonly string[];
+    bodies?: readonly string[];
 }
 
-export const percentile = (sorted: number[], fraction: number): number =>
-    sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
-
-/** Runs requests over keep-alive connections at a fixed concurrency; next(i) builds the i-th request. */
-export const runLoad = async (next: (index: number) => LoadRequest, options: LoadOptions): Promise<LoadResult> => {
+// The load runs in a thread of its own, so that it does not take the event loop of the server it
+// measures: both plugins' servers run in the benchmark's main thread.
+const LOAD_WORKER = `
+const { parentPort, workerData } = require("worker_threads");
+const { performance } = require("perf_hooks");
+const { Agent, request } = require(workerData.undici);
+const { plan, options } = workerData;
+const run = async () => {
     const agent = new Agent({ connections: options.concurrency, pipelining: 1 });
-    const latencies: number[] = [];
-    const statuses: Record<number, number> = {};
+    const latencies = [];
+    const statuses = {};
     let issued = 0;
     const started = performance.now();
-    const worker = async (): Promise<void> => {
+    const worker = async () => {
         while (issued < options.maxRequests && performance.now() - started < options.maxMs) {
-            const { method = "GET", url, body } = next(issued++);
+            const index = issued++;
+            const url = plan.urls[index % plan.urls.length];
+            const body = plan.bodies ? plan.bodies[index % plan.bodies.length] : undefined;
             const begin = performance.now();
             const response = await request(url, {
-                method,
+                method: plan.method || "GET",
                 body,
                 dispatcher: agent,
                 headers: body ? { "content-type": "application/json" } : {},
             });
             await response.body.text();
             latencies.push(performance.now() - begin);
-            statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1;
+            statuses[response.statusCode] = (statuses[response.statusCode] || 0) + 1;
         }
     };
     await Promise.all(Array.from({ length: options.concurrency }, worker));
     const elapsed = performance.now() - started;
     await agent.close();
-    latencies.sort((a, b) => a - b);
+    parentPort.postMessage({ latencies, statuses, elapsed });
+};
+run().catch((error) => parentPort.postMessage({ error: String(error) }));
+`;
+
+export const percentile = (sorted: number[], fraction: number): number =>
+    sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
+
+/** Runs the plan over keep-alive connections at a fixed concurrency, from a worker thread. */
+export const runLoad = async (plan: LoadPlan, options: LoadOptions): Promise<LoadResult> => {
+    const worker = new Worker(LOAD_WORKER, {
+        eval: true,
+        workerData: { undici: require.resolve("undici"), plan, options },
+    });
+    const message = await new Promise<{
+        latencies: number[];
+        statuses: Record<number, number>;
+        elapsed: number;
+        error?: string;
+    }>((resolve, reject) => {
+        worker.once("message", resolve);
+        worker.once("error", reject);
+    });
+    await worker.terminate();
+    if (message.error) {
+        throw new Error(message.error);
+    }
+    const latencies = message.latencies.sort((a, b) => a - b);
     return {
         requests: latencies.length,
-        perSecond: (latencies.length / elapsed) * 1000,
+        perSecond: (latencies.length / message.elapsed) * 1000,
         p50Ms: percentile(latencies, 0.5),
         p99Ms: percentile(latencies, 0.99),
-        statuses,
+        statuses: message.statuses,
     };
 };
 

@@ -42,10 +42,10 @@ export const benchWallets = async (): Promise<string[]> => {
                 fetch(`${urlOf(ours)}${query}`).then((response) => response.text()),
                 fetch(`${urlOf(coreApi)}${query}`).then((response) => response.text()),
             ]);
-            const theirs = await runLoad(() => ({ url: `${urlOf(coreApi)}${query}` }), LOAD);
+            const theirs = await runLoad({ urls: [`${urlOf(coreApi)}${query}`] }, LOAD);
             state.catalogue.invalidate();
             const blocks = setInterval(() => state.catalogue.invalidate(), BLOCK_TIME_MS);
-            const mine = await runLoad(() => ({ url: `${urlOf(ours)}${query}` }), LOAD);
+            const mine = await runLoad({ urls: [`${urlOf(ours)}${query}`] }, LOAD);
             clearInterval(blocks);
             rows.push(
                 formatRow([
