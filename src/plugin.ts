@@ -101,7 +101,8 @@ export class WebhookPlugin {
         this.dispatcher = new DeliveryDispatcher(options.delivery, {
             outbox: this.outbox,
             sender: this.sender,
-            findWebhook: (id) => webhookStore.findById(id),
+            // Enabled webhooks from memory; a disabled one still owes what it queued, so the file answers.
+            findWebhook: (id) => this.index.get(id) ?? webhookStore.findById(id),
             disableWebhook: async (id, reason) => {
                 await this.register.setEnabled(id, false);
                 logger.warning(`${environment.name} disabled webhook ${id}: ${reason}`);

@@ -1,5 +1,4 @@
-import { randomUUID } from "crypto";
-
+import { newDeliveryId } from "../delivery/delivery-id";
 import { JournaledEvent } from "../store/delivery-store";
 import { OWN_EVENT_PREFIX } from "./catalogue";
 import { serializePayload } from "./serialize-payload";
@@ -69,7 +68,7 @@ export class KernelEventListener {
                 event: name,
                 body,
                 createdAt: now,
-                deliveries: matched.map((webhook) => ({ id: randomUUID(), webhookId: webhook.id })),
+                deliveries: matched.map((webhook) => ({ id: newDeliveryId(), webhookId: webhook.id })),
             });
             this.stats.deliveriesQueued += matched.length;
             this.dependencies.onQueued();

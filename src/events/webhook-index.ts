@@ -41,6 +41,12 @@ export class WebhookIndex {
         this.eventOf.delete(id);
     }
 
+    /** An enabled webhook by id, from memory. */
+    public get(id: string): Webhook | undefined {
+        const event = this.eventOf.get(id);
+        return event === undefined ? undefined : this.byEvent.get(event)?.get(id)?.webhook;
+    }
+
     public hasEvent(event: string): boolean {
         return this.byEvent.has(event);
     }

@@ -1,8 +1,8 @@
 import Boom from "@hapi/boom";
 import Hapi from "@hapi/hapi";
-import { randomUUID } from "crypto";
 
 import { Attempt, Delivery } from "../../contracts";
+import { newDeliveryId } from "../../delivery/delivery-id";
 import { PING_EVENT } from "../../events/catalogue";
 import { DeliveryStore } from "../../store/delivery-store";
 import { WebhookRegister } from "../../webhooks/webhook-register";
@@ -70,7 +70,7 @@ export class DeliveriesController {
     public ping(request: Hapi.Request, h: Hapi.ResponseToolkit) {
         const webhookId = this.existingWebhookId(request);
         const now = this.clock();
-        const id = randomUUID();
+        const id = newDeliveryId();
         const body = JSON.stringify({ timestamp: now, event: PING_EVENT, data: { webhookId } });
         this.outbox.journal({ event: PING_EVENT, body, createdAt: now, deliveries: [{ id, webhookId }] });
         this.wakeDispatcher();

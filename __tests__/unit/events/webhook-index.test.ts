@@ -1,0 +1,45 @@
+import { Webhook } from "../../../src/contracts";
+import { WebhookIndex } from "../../../src/events/webhook-index";
+
+const webhook = (id: string, overrides: Partial<Webhook> = {}): Webhook => ({
+    id,
+    event: "block.applied",
+    target: "http://127.0.0.1:9/hook",
+    enabled: true,
+    conditions: [{ key: "height", condition: "gt", value: 10 }],
+    match: "any",
+    token: "0".repeat(64),
+    createdAt: 0,
+    updatedAt: 0,
+    ...overrides,
+});
+
+describe("the webhook index", () => {
+    it("matches the enabled webhooks of an event by their conditions", () => {
+        const index = new WebhookIndex();
+        index.put(webhook("a"));
+        index.put(webhook("b", { conditions: [] }));
+        index.put(webhook("c", { enabled: false }));
+        index.put(webhook("d", { event: "block.forged" }));
+
+        expect(index.matching("block.applied", { height: 5 }).map(({ id }) => id)).toEqual(["b"]);
+        expect(index.matching("block.applied", { height: 11 }).map(({ id }) => id)).toEqual(["a", "b"]);
+    });
+
+    it("gives an enabled webhook by id, and forgets one disabled, moved or removed", () => {
+        const index = new WebhookIndex();
+        index.put(webhook("a"));
+        index.put(webhook("b"));
+        index.put(webhook("c"));
+
+        index.put(webhook("a", { enabled: false }));
+        index.put(webhook("b", { event: "block.forged" }));
+        index.remove("c");
+
+        expect(index.get("a")).toBeUndefined();
+        expect(index.get("b")?.event).toBe("block.forged");
+        expect(index.get("c")).toBeUndefined();
+        expect(index.matching("block.applied", { height: 11 })).toEqual([]);
+        expect(index.size).toBe(1);
+    });
+});
