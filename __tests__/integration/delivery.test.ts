@@ -130,6 +130,30 @@ describe("delivery to a real receiver", () => {
         expect(running.plugin.outbox.attempts(deliveries[0].id)[0].error).toMatch(/ECONNREFUSED|fetch failed|connect/i);
     });
 
+    it("does not hold other webhooks' deliveries behind a slow receiver's backlog", async () => {
+        receiver = await new Receiver((request, index, response) => {
+            setTimeout(() => answer(200)(request, index, response), 100);
+        }).start();
+        const fast = await new Receiver().start();
+        try {
+            // One attempt at a time per target, and a backlog larger than the dispatcher's concurrency.
+            running = await startPlugin({ delivery: { concurrency: 10, concurrencyPerTarget: 1 } });
+            await createWebhook(running, { event: "block.applied", target: receiver.url });
+            await createWebhook(running, { event: "block.forged", target: fast.url });
+            for (let height = 1; height <= 60; height++) {
+                running.plugin.listener.handle({ name: "block.applied", data: { height } });
+            }
+            running.plugin.listener.handle({ name: "block.forged", data: { height: 61 } });
+
+            await eventually(async () => (fast.requests.length === 1 ? true : undefined), { timeoutMs: 20_000 });
+
+            // The slow receiver answers one request per 100 ms: it has seen only a few of its 60 so far.
+            expect(receiver.requests.length).toBeLessThan(10);
+        } finally {
+            await fast.stop();
+        }
+    }, 30_000);
+
     it("retries a receiver slower than the timeout", async () => {
         receiver = await new Receiver((request, index, response) => {
             setTimeout(() => answer(200)(request, index, response), index === 0 ? 1500 : 0);

@@ -1,5 +1,5 @@
 import { Delivery, Webhook } from "../contracts";
-import { DeliveryStore } from "../store/delivery-store";
+import { DeliveryStore, DuePosition } from "../store/delivery-store";
 import { decideAfterAttempt, RetryDecision } from "./retry-policy";
 import { DeliverySender, SendOutcome } from "./sender";
 import { signDelivery } from "./signature";
@@ -29,6 +29,11 @@ export interface DispatcherDependencies {
     clock?: () => number;
     random?: () => number;
 }
+
+// Due rows read per query, and at most per pump: the bound on a pump's work when most due rows
+// belong to targets at their cap.
+const DUE_PAGE_SIZE = 100;
+const MAX_SCAN_PER_PUMP = 2_000;
 
 // Long sleeps are cut so that a changed wall clock cannot strand a due delivery.
 const MAX_SLEEP_MS = 30_000;
@@ -101,29 +106,47 @@ export class DeliveryDispatcher {
             const now = this.clock();
             const free = this.options.concurrency - this.inFlight.size;
             if (free > 0) {
-                // One look-up per webhook and pump; a webhook whose target is at its cap is skipped.
-                const webhooks = new Map<string, Webhook | undefined>();
-                const heldBack = new Set<string>();
-                for (const due of this.dependencies.outbox.due(now, free + this.inFlight.size)) {
-                    if (this.inFlight.size >= this.options.concurrency) {
-                        break;
-                    }
-                    if (this.inFlight.has(due.id) || heldBack.has(due.webhookId)) {
-                        continue;
-                    }
-                    if (!webhooks.has(due.webhookId)) {
-                        webhooks.set(due.webhookId, this.dependencies.findWebhook(due.webhookId));
-                    }
-                    const webhook = webhooks.get(due.webhookId);
-                    if (!webhook || !this.tryStart(due.id, webhook)) {
-                        heldBack.add(due.webhookId);
-                    }
-                }
+                this.startDue(now);
             }
             this.sleepUntilNextDue();
         } catch (error) {
             this.dependencies.onError(error);
             this.sleep(1000);
+        }
+    }
+
+    /**
+     * Starts due deliveries in queue order until every slot is taken. Rows of a webhook whose target
+     * is at its cap are passed over, page after page, so one slow receiver's backlog does not hold
+     * back the deliveries of others queued behind it.
+     */
+    private startDue(now: number): void {
+        // One look-up per webhook and pump.
+        const webhooks = new Map<string, Webhook | undefined>();
+        const heldBack = new Set<string>();
+        let after: DuePosition | undefined;
+        for (let scanned = 0; scanned < MAX_SCAN_PER_PUMP; ) {
+            const page = this.dependencies.outbox.due(now, DUE_PAGE_SIZE, after);
+            for (const due of page) {
+                if (this.inFlight.size >= this.options.concurrency) {
+                    return;
+                }
+                if (this.inFlight.has(due.id) || heldBack.has(due.webhookId)) {
+                    continue;
+                }
+                if (!webhooks.has(due.webhookId)) {
+                    webhooks.set(due.webhookId, this.dependencies.findWebhook(due.webhookId));
+                }
+                const webhook = webhooks.get(due.webhookId);
+                if (!webhook || !this.tryStart(due.id, webhook)) {
+                    heldBack.add(due.webhookId);
+                }
+            }
+            if (page.length < DUE_PAGE_SIZE) {
+                return;
+            }
+            scanned += page.length;
+            after = page[page.length - 1];
         }
     }
 

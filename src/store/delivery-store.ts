@@ -67,10 +67,25 @@ interface JournalRow {
 // Events moved from the journal into deliveries per transaction.
 const EXPANSION_BATCH = 500;
 
-export interface DueDelivery {
+/** Where a delivery stands in the queue of due deliveries. */
+export interface DuePosition {
+    nextAttemptAt: number;
+    seq: number;
+}
+
+export interface DueDelivery extends DuePosition {
     id: string;
     webhookId: string;
 }
+
+interface DueRow {
+    id: string;
+    webhook_id: string;
+    next_attempt_at: number;
+    seq: number;
+}
+
+const START_OF_QUEUE: DuePosition = { nextAttemptAt: Number.MIN_SAFE_INTEGER, seq: 0 };
 
 /** What one attempt led to: the delivery's next state and the attempt to log. */
 export interface AttemptOutcome {
@@ -100,9 +115,12 @@ export class DeliveryStore {
                 `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
                  SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
             ),
-            // Ids only: most due rows are already in flight when the dispatcher looks again.
-            due: db.prepare<[number, number], { id: string; webhook_id: string }>(
-                `SELECT id, webhook_id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+            // Ids only: most due rows are already in flight when the dispatcher looks again. Paged by
+            // (next_attempt_at, seq), so the dispatcher can look past rows it must hold back.
+            due: db.prepare<[number, number, number, number, number], DueRow>(
+                `SELECT id, webhook_id, next_attempt_at, seq FROM deliveries
+                 WHERE status = 'pending' AND next_attempt_at <= ?
+                   AND (next_attempt_at > ? OR (next_attempt_at = ? AND seq > ?))
                  ORDER BY next_attempt_at, seq LIMIT ?`,
             ),
             findById: db.prepare<[string], DeliveryRow>(`SELECT ${COLUMNS} FROM deliveries WHERE id = ?`),
@@ -194,10 +212,20 @@ export class DeliveryStore {
         return moved;
     }
 
-    /** The deliveries due at `now`, soonest first, as ids; `load()` reads one whole. */
-    public due(now: number, limit: number): DueDelivery[] {
+    /**
+     * The deliveries due at `now`, soonest first, as ids (`load()` reads one whole); `after` continues
+     * from the last one of a previous page.
+     */
+    public due(now: number, limit: number, after: DuePosition = START_OF_QUEUE): DueDelivery[] {
         this.settle();
-        return this.statements.due.all(now, limit).map((row) => ({ id: row.id, webhookId: row.webhook_id }));
+        return this.statements.due
+            .all(now, after.nextAttemptAt, after.nextAttemptAt, after.seq, limit)
+            .map((row) => ({
+                id: row.id,
+                webhookId: row.webhook_id,
+                nextAttemptAt: row.next_attempt_at,
+                seq: row.seq,
+            }));
     }
 
     public load(id: string): Delivery | undefined {

@@ -78,6 +78,50 @@ describe("the listener's journal", () => {
     });
 });
 
+describe("retention", () => {
+    it("deletes finished deliveries older than the cut-off with their attempts, and keeps pending ones", () => {
+        const dir = mkdtempSync(join(tmpdir(), "cww-retention-"));
+        const store = openStore(join(dir, "webhooks.sqlite"));
+        try {
+            const outbox = new DeliveryStore(store.outbox);
+            const hook = addWebhook(store);
+            const [delivered, dead, pending, recent] = [1, 2, 3, 4].map(
+                (height) => journalEvent(outbox, [hook], height)[0],
+            );
+            const finish = (deliveryId: string, status: "delivered" | "dead", at: number): void =>
+                outbox.record({
+                    attempt: {
+                        deliveryId,
+                        number: 1,
+                        startedAt: at,
+                        durationMs: 0,
+                        statusCode: 200,
+                        error: null,
+                        responseExcerpt: "ok",
+                    },
+                    status,
+                    nextAttemptAt: null,
+                });
+            outbox.expandJournal();
+            finish(delivered, "delivered", 1_000);
+            finish(dead, "dead", 1_000);
+            finish(recent, "delivered", 5_000);
+
+            expect(outbox.purgeFinishedBefore(2_000)).toBe(2);
+
+            expect(outbox.load(delivered)).toBeUndefined();
+            expect(outbox.load(dead)).toBeUndefined();
+            expect(outbox.attempts(delivered)).toEqual([]);
+            expect(outbox.load(pending)?.status).toBe("pending");
+            expect(outbox.load(recent)?.status).toBe("delivered");
+            expect(outbox.attempts(recent)).toHaveLength(1);
+        } finally {
+            store.close();
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("the checkpointer", () => {
     it("copies committed pages into the database file from its own thread", async () => {
         const dir = mkdtempSync(join(tmpdir(), "cww-checkpoint-"));
