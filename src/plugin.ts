@@ -113,7 +113,7 @@ export class WebhookPlugin {
         this.listener = new KernelEventListener({
             index: this.index,
             journal: (event) => this.outbox.journal(event),
-            onQueued: () => this.dispatcher.wake(),
+            onQueued: (webhookIds) => this.dispatcher.wake(webhookIds),
             onError: (error, event) =>
                 logger.error(`${environment.name} could not queue the deliveries of ${event}: ${String(error)}`),
         });
@@ -167,7 +167,12 @@ export class WebhookPlugin {
             async (server, prefix) => {
                 registerServiceRoutes(server, new ServiceController(info, listener.stats, () => outbox.pendingCount()));
                 registerWebhookRoutes(server, new WebhooksController(register, prefix), limits);
-                const deliveries = new DeliveriesController(register, outbox, () => dispatcher.wake(), prefix);
+                const deliveries = new DeliveriesController(
+                    register,
+                    outbox,
+                    (webhookId) => dispatcher.wake([webhookId]),
+                    prefix,
+                );
                 registerDeliveryRoutes(server, deliveries, limits);
                 if (wallets) {
                     await server.register({ plugin: walletRoutesPlugin, options: wallets });

@@ -1,5 +1,5 @@
 import { Delivery, Webhook } from "../contracts";
-import { DeliveryStore, DuePosition } from "../store/delivery-store";
+import { DeliveryStore } from "../store/delivery-store";
 import { decideAfterAttempt, RetryDecision } from "./retry-policy";
 import { DeliverySender, SendOutcome } from "./sender";
 import { signDelivery } from "./signature";
@@ -30,11 +30,6 @@ export interface DispatcherDependencies {
     random?: () => number;
 }
 
-// Due rows read per query, and at most per pump: the bound on a pump's work when most due rows
-// belong to targets at their cap.
-const DUE_PAGE_SIZE = 100;
-const MAX_SCAN_PER_PUMP = 2_000;
-
 // Long sleeps are cut so that a changed wall clock cannot strand a due delivery.
 const MAX_SLEEP_MS = 30_000;
 
@@ -49,10 +44,20 @@ const targetKey = (target: string): string => {
 /**
  * Takes due deliveries from the outbox and sends them, within a global and a per-target cap. Each
  * outcome is written before the next decision, so a restart resumes exactly where it stopped.
+ *
+ * Work is found per webhook, not by walking one queue: the dispatcher knows which webhooks have
+ * pending deliveries and visits them in turn, reading a webhook's due rows only when its target
+ * has a free slot. A slow receiver's backlog costs nothing to pass over and never holds back the
+ * deliveries of other webhooks.
  */
 export class DeliveryDispatcher {
     private readonly inFlight = new Map<string, Promise<void>>();
     private readonly perTarget = new Map<string, number>();
+    /** Webhooks that may have pending deliveries; a webhook leaves when it has none left. */
+    private readonly active = new Set<string>();
+    /** Webhooks whose pending deliveries are all retries due later: not visited before then. */
+    private readonly notBefore = new Map<string, number>();
+    private rotation = 0;
     private timer: NodeJS.Timeout | undefined;
     private immediate: NodeJS.Immediate | undefined;
     private running = false;
@@ -69,11 +74,19 @@ export class DeliveryDispatcher {
 
     public start(): void {
         this.running = true;
+        this.dependencies.outbox.pendingWebhookIds().forEach((id) => this.active.add(id));
         this.wake();
     }
 
-    /** Looks for due work on the next turn of the event loop; cheap to call often. */
-    public wake(): void {
+    /**
+     * Looks for due work on the next turn of the event loop; cheap to call often. `webhookIds` are
+     * webhooks that were just given deliveries.
+     */
+    public wake(webhookIds: Iterable<string> = []): void {
+        for (const id of webhookIds) {
+            this.active.add(id);
+            this.notBefore.delete(id);
+        }
         if (!this.running || this.immediate) {
             return;
         }
@@ -103,11 +116,7 @@ export class DeliveryDispatcher {
             return;
         }
         try {
-            const now = this.clock();
-            const free = this.options.concurrency - this.inFlight.size;
-            if (free > 0) {
-                this.startDue(now);
-            }
+            this.startDue(this.clock());
             this.sleepUntilNextDue();
         } catch (error) {
             this.dependencies.onError(error);
@@ -115,56 +124,64 @@ export class DeliveryDispatcher {
         }
     }
 
-    /**
-     * Starts due deliveries in queue order until every slot is taken. Rows of a webhook whose target
-     * is at its cap are passed over, page after page, so one slow receiver's backlog does not hold
-     * back the deliveries of others queued behind it.
-     */
+    /** Visits the webhooks with pending deliveries, from a rotating start, until every slot is taken. */
     private startDue(now: number): void {
-        // One look-up per webhook and pump.
-        const webhooks = new Map<string, Webhook | undefined>();
-        const heldBack = new Set<string>();
-        let after: DuePosition | undefined;
-        for (let scanned = 0; scanned < MAX_SCAN_PER_PUMP; ) {
-            const page = this.dependencies.outbox.due(now, DUE_PAGE_SIZE, after);
-            for (const due of page) {
-                if (this.inFlight.size >= this.options.concurrency) {
-                    return;
-                }
-                if (this.inFlight.has(due.id) || heldBack.has(due.webhookId)) {
-                    continue;
-                }
-                if (!webhooks.has(due.webhookId)) {
-                    webhooks.set(due.webhookId, this.dependencies.findWebhook(due.webhookId));
-                }
-                const webhook = webhooks.get(due.webhookId);
-                if (!webhook || !this.tryStart(due.id, webhook)) {
-                    heldBack.add(due.webhookId);
-                }
-            }
-            if (page.length < DUE_PAGE_SIZE) {
+        const webhookIds = [...this.active];
+        const first = this.rotation++ % Math.max(1, webhookIds.length);
+        for (let visited = 0; visited < webhookIds.length; visited++) {
+            if (this.inFlight.size >= this.options.concurrency) {
                 return;
             }
-            scanned += page.length;
-            after = page[page.length - 1];
+            const webhookId = webhookIds[(first + visited) % webhookIds.length];
+            if ((this.notBefore.get(webhookId) ?? now) > now) {
+                continue;
+            }
+            const webhook = this.dependencies.findWebhook(webhookId);
+            if ((webhook ? this.fill(webhook, now) : "nothing due") === "nothing due") {
+                this.restUntilNextDue(webhookId, now);
+            }
         }
     }
 
-    /** Starts an attempt unless the webhook's target is at its cap; false when held back. */
+    private restUntilNextDue(webhookId: string, now: number): void {
+        const next = this.dependencies.outbox.nextDueOf(webhookId);
+        if (next === null) {
+            this.active.delete(webhookId);
+            this.notBefore.delete(webhookId);
+        } else if (next > now) {
+            this.notBefore.set(webhookId, next);
+        }
+    }
+
+    /** Starts as many of the webhook's due deliveries as its target and the global cap allow. */
+    private fill(webhook: Webhook, now: number): "started" | "held back" | "nothing due" {
+        const used = this.perTarget.get(targetKey(webhook.target)) ?? 0;
+        const free = Math.min(this.options.concurrency - this.inFlight.size, this.options.concurrencyPerTarget - used);
+        if (free <= 0) {
+            return "held back";
+        }
+        let started = 0;
+        // Its deliveries already in flight are among its first due rows: read past them.
+        for (const due of this.dependencies.outbox.dueOf(webhook.id, now, free + used)) {
+            if (started < free && !this.inFlight.has(due.id) && this.tryStart(due.id, webhook)) {
+                started++;
+            }
+        }
+        return started > 0 ? "started" : "nothing due";
+    }
+
     private tryStart(deliveryId: string, webhook: Webhook): boolean {
         const key = targetKey(webhook.target);
         const used = this.perTarget.get(key) ?? 0;
-        if (used >= this.options.concurrencyPerTarget) {
-            return false;
-        }
         const delivery = this.dependencies.outbox.load(deliveryId);
-        if (!delivery) {
-            return true;
+        if (used >= this.options.concurrencyPerTarget || delivery?.status !== "pending") {
+            return false;
         }
         this.perTarget.set(key, used + 1);
         const attempt = this.attempt(delivery, webhook)
             .catch((error: unknown) => this.dependencies.onError(error))
             .finally(() => {
+                const wasFull = this.inFlight.size >= this.options.concurrency;
                 this.inFlight.delete(delivery.id);
                 const remaining = (this.perTarget.get(key) ?? 1) - 1;
                 if (remaining > 0) {
@@ -172,10 +189,30 @@ export class DeliveryDispatcher {
                 } else {
                     this.perTarget.delete(key);
                 }
-                this.wake();
+                this.afterAttempt(webhook.id, wasFull);
             });
         this.inFlight.set(delivery.id, attempt);
         return true;
+    }
+
+    /**
+     * An attempt ended and freed a slot of its target: the same webhook's next due delivery takes
+     * it, found by one indexed query. When it has none, or when every slot was taken (others may be
+     * waiting for one), all webhooks with pending deliveries are visited again.
+     */
+    private afterAttempt(webhookId: string, wasFull: boolean): void {
+        if (!this.running) {
+            return;
+        }
+        try {
+            const webhook = wasFull ? undefined : this.dependencies.findWebhook(webhookId);
+            if (!webhook || this.fill(webhook, this.clock()) !== "started") {
+                this.wake();
+            }
+        } catch (error) {
+            this.dependencies.onError(error);
+            this.wake();
+        }
     }
 
     private async attempt(delivery: Delivery, webhook: Webhook): Promise<void> {

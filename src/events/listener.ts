@@ -24,7 +24,7 @@ export interface ListenerDependencies {
     /** Writes an event and the deliveries it owes, durably, before returning. */
     journal: (event: JournaledEvent) => void;
     /** Tells the dispatcher that deliveries are waiting. */
-    onQueued: () => void;
+    onQueued: (webhookIds: string[]) => void;
     onError: (error: unknown, event: string) => void;
     clock?: () => number;
 }
@@ -71,7 +71,7 @@ export class KernelEventListener {
                 deliveries: matched.map((webhook) => ({ id: newDeliveryId(), webhookId: webhook.id })),
             });
             this.stats.deliveriesQueued += matched.length;
-            this.dependencies.onQueued();
+            this.dependencies.onQueued(matched.map((webhook) => webhook.id));
         } catch (error) {
             // Never throw into the kernel: a failing plugin must not stop block processing.
             this.stats.errors++;

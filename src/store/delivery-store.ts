@@ -67,15 +67,11 @@ interface JournalRow {
 // Events moved from the journal into deliveries per transaction.
 const EXPANSION_BATCH = 500;
 
-/** Where a delivery stands in the queue of due deliveries. */
-export interface DuePosition {
-    nextAttemptAt: number;
-    seq: number;
-}
-
-export interface DueDelivery extends DuePosition {
+export interface DueDelivery {
     id: string;
     webhookId: string;
+    nextAttemptAt: number;
+    seq: number;
 }
 
 interface DueRow {
@@ -85,7 +81,12 @@ interface DueRow {
     seq: number;
 }
 
-const START_OF_QUEUE: DuePosition = { nextAttemptAt: Number.MIN_SAFE_INTEGER, seq: 0 };
+const rowToDue = (row: DueRow): DueDelivery => ({
+    id: row.id,
+    webhookId: row.webhook_id,
+    nextAttemptAt: row.next_attempt_at,
+    seq: row.seq,
+});
 
 /** What one attempt led to: the delivery's next state and the attempt to log. */
 export interface AttemptOutcome {
@@ -115,12 +116,20 @@ export class DeliveryStore {
                 `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
                  SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
             ),
-            // Ids only: most due rows are already in flight when the dispatcher looks again. Paged by
-            // (next_attempt_at, seq), so the dispatcher can look past rows it must hold back.
-            due: db.prepare<[number, number, number, number, number], DueRow>(
+            // Ids only: the dispatcher reads a delivery whole when it starts it.
+            due: db.prepare<[number, number], DueRow>(
                 `SELECT id, webhook_id, next_attempt_at, seq FROM deliveries
-                 WHERE status = 'pending' AND next_attempt_at <= ?
-                   AND (next_attempt_at > ? OR (next_attempt_at = ? AND seq > ?))
+                 WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
+            ),
+            pendingWebhooks: db.prepare<[], { webhook_id: string }>(
+                "SELECT DISTINCT webhook_id FROM deliveries WHERE status = 'pending'",
+            ),
+            nextDueOf: db.prepare<[string], { next: number | null }>(
+                "SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE webhook_id = ? AND status = 'pending'",
+            ),
+            dueOf: db.prepare<[string, number, number], DueRow>(
+                `SELECT id, webhook_id, next_attempt_at, seq FROM deliveries
+                 WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
                  ORDER BY next_attempt_at, seq LIMIT ?`,
             ),
             findById: db.prepare<[string], DeliveryRow>(`SELECT ${COLUMNS} FROM deliveries WHERE id = ?`),
@@ -212,20 +221,27 @@ export class DeliveryStore {
         return moved;
     }
 
-    /**
-     * The deliveries due at `now`, soonest first, as ids (`load()` reads one whole); `after` continues
-     * from the last one of a previous page.
-     */
-    public due(now: number, limit: number, after: DuePosition = START_OF_QUEUE): DueDelivery[] {
+    /** The deliveries due at `now`, soonest first, as ids; `load()` reads one whole. */
+    public due(now: number, limit: number): DueDelivery[] {
         this.settle();
-        return this.statements.due
-            .all(now, after.nextAttemptAt, after.nextAttemptAt, after.seq, limit)
-            .map((row) => ({
-                id: row.id,
-                webhookId: row.webhook_id,
-                nextAttemptAt: row.next_attempt_at,
-                seq: row.seq,
-            }));
+        return this.statements.due.all(now, limit).map(rowToDue);
+    }
+
+    /** The webhooks owed at least one pending delivery. */
+    public pendingWebhookIds(): string[] {
+        this.settle();
+        return this.statements.pendingWebhooks.all().map((row) => row.webhook_id);
+    }
+
+    /** When the webhook's next pending delivery is due; null when it has none. */
+    public nextDueOf(webhookId: string): number | null {
+        return this.statements.nextDueOf.get(webhookId)?.next ?? null;
+    }
+
+    /** One webhook's due deliveries, soonest first. */
+    public dueOf(webhookId: string, now: number, limit: number): DueDelivery[] {
+        this.settle();
+        return this.statements.dueOf.all(webhookId, now, limit).map(rowToDue);
     }
 
     public load(id: string): Delivery | undefined {

@@ -57,4 +57,8 @@ export const MIGRATIONS: readonly string[] = [
         deliveries TEXT NOT NULL
     );
     `,
+    // Each webhook's own queue of due deliveries, which the dispatcher reads webhook by webhook.
+    `
+    CREATE INDEX deliveries_due_by_webhook ON deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
+    `,
 ];

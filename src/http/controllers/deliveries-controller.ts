@@ -33,7 +33,7 @@ export class DeliveriesController {
     public constructor(
         private readonly register: WebhookRegister,
         private readonly outbox: DeliveryStore,
-        private readonly wakeDispatcher: () => void,
+        private readonly wakeDispatcher: (webhookId: string) => void,
         private readonly prefix: string,
         private readonly clock: () => number = Date.now,
     ) {}
@@ -63,7 +63,7 @@ export class DeliveriesController {
     public redeliver(request: Hapi.Request, h: Hapi.ResponseToolkit) {
         const delivery = this.existingDelivery(request);
         this.outbox.redeliver(delivery.webhookId, delivery.id, this.clock());
-        this.wakeDispatcher();
+        this.wakeDispatcher(delivery.webhookId);
         return h.response({ data: presentDelivery(this.existingDelivery(request)) }).code(202);
     }
 
@@ -73,7 +73,7 @@ export class DeliveriesController {
         const id = newDeliveryId();
         const body = JSON.stringify({ timestamp: now, event: PING_EVENT, data: { webhookId } });
         this.outbox.journal({ event: PING_EVENT, body, createdAt: now, deliveries: [{ id, webhookId }] });
-        this.wakeDispatcher();
+        this.wakeDispatcher(webhookId);
         const delivery = this.outbox.find(webhookId, id);
         return h.response({ data: delivery ? presentDelivery(delivery) : { id } }).code(202);
     }
