@@ -1,43 +1,61 @@
+import { request } from "http";
+
 export interface JsonResponse<T = unknown> {
     status: number;
     body: T;
     text: string;
 }
 
-const isConnectionReset = (error: unknown): boolean =>
-    error instanceof Error && (error.cause as { code?: string } | undefined)?.code === "ECONNRESET";
+export interface RequestInit {
+    method?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    rawBody?: string;
+}
 
 /**
- * A request over real HTTP, answered as parsed JSON where there is a body. A GET is sent again when
- * the server reset a kept-alive connection: core-api destroys every socket after its response.
+ * A request over real HTTP on a connection of its own, answered as parsed JSON where there is a
+ * body. No connection is reused: core-api destroys every socket after its response, and a client
+ * reusing one would fail at random.
  */
-export const requestJson = async <T = Record<string, unknown>>(
+export const requestJson = <T = Record<string, unknown>>(
     url: string,
-    init: { method?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
-    retries = 2,
-): Promise<JsonResponse<T>> => {
-    try {
-        return await send<T>(url, init);
-    } catch (error) {
-        if ((init.method ?? "GET") === "GET" && retries > 0 && isConnectionReset(error)) {
-            return requestJson<T>(url, init, retries - 1);
-        }
-        throw error;
-    }
-};
-
-const send = async <T>(
-    url: string,
-    init: { method?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string },
-): Promise<JsonResponse<T>> => {
-    const response = await fetch(url, {
-        method: init.method ?? "GET",
-        headers: { ...(init.body !== undefined ? { "content-type": "application/json" } : {}), ...init.headers },
-        body: init.rawBody ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined),
+    init: RequestInit = {},
+): Promise<JsonResponse<T>> =>
+    new Promise((resolve, reject) => {
+        const payload = init.rawBody ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined);
+        const outgoing = request(
+            url,
+            {
+                method: init.method ?? "GET",
+                agent: false,
+                headers: {
+                    ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+                    ...(payload !== undefined ? { "content-length": Buffer.byteLength(payload) } : {}),
+                    ...init.headers,
+                },
+            },
+            (response) => {
+                const chunks: Buffer[] = [];
+                response.on("data", (chunk: Buffer) => chunks.push(chunk));
+                response.on("error", reject);
+                response.on("end", () => {
+                    const text = Buffer.concat(chunks).toString("utf8");
+                    try {
+                        resolve({
+                            status: response.statusCode ?? 0,
+                            body: (text ? JSON.parse(text) : undefined) as T,
+                            text,
+                        });
+                    } catch (error) {
+                        reject(error);
+                    }
+                });
+            },
+        );
+        outgoing.on("error", reject);
+        outgoing.end(payload);
     });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, text };
-};
 
 export const eventually = async <T>(
     probe: () => Promise<T | undefined>,
