@@ -1,6 +1,6 @@
 import { Utils } from "@arkecosystem/crypto";
 
-import samples from "../../../../shared/reference/node-samples/events.json";
+import samples from "../../fixtures/node-samples/events.json";
 import { Condition, MatchMode } from "../../../src/contracts";
 import { compileMatcher } from "../../../src/events/matcher";
 
