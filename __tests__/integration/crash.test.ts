@@ -76,7 +76,7 @@ describe("a plugin killed with SIGKILL", () => {
         const running = await startPlugin({ delivery: { retryScheduleSeconds: [0.05] } }, { dir });
         try {
             running.plugin.outbox
-                .due(Number.MAX_SAFE_INTEGER, 1000)
+                .dueOf(webhookId, Number.MAX_SAFE_INTEGER, 1000)
                 .forEach((delivery) => running.plugin.outbox.redeliver(webhookId, delivery.id, Date.now()));
             running.plugin.dispatcher.wake();
             await eventually(async () => (receiver.requests.length >= 50 ? true : undefined), { timeoutMs: 30_000 });

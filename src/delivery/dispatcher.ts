@@ -107,10 +107,6 @@ export class DeliveryDispatcher {
         await Promise.allSettled([...this.inFlight.values()]);
     }
 
-    public get busy(): number {
-        return this.inFlight.size;
-    }
-
     private pump(): void {
         if (!this.running) {
             return;

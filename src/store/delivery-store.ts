@@ -70,23 +70,14 @@ const EXPANSION_BATCH = 500;
 export interface DueDelivery {
     id: string;
     webhookId: string;
-    nextAttemptAt: number;
-    seq: number;
 }
 
 interface DueRow {
     id: string;
     webhook_id: string;
-    next_attempt_at: number;
-    seq: number;
 }
 
-const rowToDue = (row: DueRow): DueDelivery => ({
-    id: row.id,
-    webhookId: row.webhook_id,
-    nextAttemptAt: row.next_attempt_at,
-    seq: row.seq,
-});
+const rowToDue = (row: DueRow): DueDelivery => ({ id: row.id, webhookId: row.webhook_id });
 
 /** What one attempt led to: the delivery's next state and the attempt to log. */
 export interface AttemptOutcome {
@@ -116,19 +107,15 @@ export class DeliveryStore {
                 `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
                  SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
             ),
-            // Ids only: the dispatcher reads a delivery whole when it starts it.
-            due: db.prepare<[number, number], DueRow>(
-                `SELECT id, webhook_id, next_attempt_at, seq FROM deliveries
-                 WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
-            ),
             pendingWebhooks: db.prepare<[], { webhook_id: string }>(
                 "SELECT DISTINCT webhook_id FROM deliveries WHERE status = 'pending'",
             ),
             nextDueOf: db.prepare<[string], { next: number | null }>(
                 "SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE webhook_id = ? AND status = 'pending'",
             ),
+            // Ids only: the dispatcher reads a delivery whole when it starts it.
             dueOf: db.prepare<[string, number, number], DueRow>(
-                `SELECT id, webhook_id, next_attempt_at, seq FROM deliveries
+                `SELECT id, webhook_id FROM deliveries
                  WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
                  ORDER BY next_attempt_at, seq LIMIT ?`,
             ),
@@ -221,12 +208,6 @@ export class DeliveryStore {
         return moved;
     }
 
-    /** The deliveries due at `now`, soonest first, as ids; `load()` reads one whole. */
-    public due(now: number, limit: number): DueDelivery[] {
-        this.settle();
-        return this.statements.due.all(now, limit).map(rowToDue);
-    }
-
     /** The webhooks owed at least one pending delivery. */
     public pendingWebhookIds(): string[] {
         this.settle();
@@ -238,7 +219,7 @@ export class DeliveryStore {
         return this.statements.nextDueOf.get(webhookId)?.next ?? null;
     }
 
-    /** One webhook's due deliveries, soonest first. */
+    /** One webhook's due deliveries, soonest first, as ids; `load()` reads one whole. */
     public dueOf(webhookId: string, now: number, limit: number): DueDelivery[] {
         this.settle();
         return this.statements.dueOf.all(webhookId, now, limit).map(rowToDue);
