@@ -5,7 +5,7 @@ import { tmpdir } from "os";
 import { join } from "path";
 
 import { Checkpointer } from "../../src/store/checkpointer";
-import { openStore, StoreConnections } from "../../src/store/database";
+import { openStore, resumeAutoCheckpoints, StoreConnections } from "../../src/store/database";
 import { DeliveryStore } from "../../src/store/delivery-store";
 import { eventually } from "../support/http";
 
@@ -179,5 +179,32 @@ describe("the checkpointer", () => {
         });
 
         expect(output).toContain("STOPPED");
+    });
+
+    it("reports a thread that cannot checkpoint, and the connections then checkpoint themselves", async () => {
+        const dir = mkdtempSync(join(tmpdir(), "cww-checkpoint-"));
+        const store = openStore(join(dir, "webhooks.sqlite"));
+        const failures: string[] = [];
+        const checkpointer = new Checkpointer({
+            file: join(dir, "no-such-folder", "webhooks.sqlite"),
+            intervalMs: 50,
+            onFailure: (reason) => failures.push(reason),
+        });
+        try {
+            checkpointer.start();
+            await eventually(async () => (failures.length > 0 ? true : undefined), {
+                timeoutMs: 10_000,
+                intervalMs: 20,
+            });
+            resumeAutoCheckpoints(store);
+
+            expect(failures[0]).toMatch(/directory does not exist|unable to open/i);
+            expect(store.register.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+            expect(store.outbox.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+        } finally {
+            await checkpointer.stop();
+            store.close();
+            rmSync(dir, { recursive: true, force: true });
+        }
     });
 });

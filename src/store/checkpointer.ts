@@ -37,6 +37,8 @@ export interface CheckpointerOptions {
 /** Checkpoints the WAL from a worker thread, so that no commit on the event loop ever does. */
 export class Checkpointer {
     private worker: Worker | undefined;
+    /** Settles when the thread ends, whether asked to or not (it dies when it cannot open the file). */
+    private exited: Promise<void> = Promise.resolve();
 
     public constructor(private readonly options: CheckpointerOptions) {}
 
@@ -52,6 +54,7 @@ export class Checkpointer {
         });
         worker.on("message", (message: { error?: string }) => message.error && this.options.onFailure(message.error));
         worker.on("error", (error) => this.options.onFailure(String(error)));
+        this.exited = new Promise((resolve) => worker.once("exit", () => resolve()));
         worker.unref();
         this.worker = worker;
     }
@@ -66,9 +69,8 @@ export class Checkpointer {
         // Held while stopping: an unreferenced worker would let the process end before the file closes.
         worker.ref();
         let timer: NodeJS.Timeout | undefined;
-        const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
         worker.postMessage("stop");
-        await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, STOP_TIMEOUT_MS)))]);
+        await Promise.race([this.exited, new Promise((resolve) => (timer = setTimeout(resolve, STOP_TIMEOUT_MS)))]);
         clearTimeout(timer);
         await worker.terminate();
     }
