@@ -17,7 +17,8 @@ import Hapi from "@hapi/hapi";
 
 import { WalletCatalogue } from "../../src/wallets/wallet-catalogue";
 import { WalletRoutes } from "../../src/plugin";
-import { WalletIdentifiers, WalletsController } from "../../src/wallets/wallets-controller";
+import { createWalletServices } from "../../src/wallets/wallet-services";
+import { WalletIdentifiers } from "../../src/wallets/wallets-controller";
 
 const ATTRIBUTES = [
     "delegate",
@@ -93,17 +94,17 @@ export const createWalletState = (walletCount: number, seed = 1): WalletState =>
     );
     fillRepository(repository, walletCount, seed);
 
-    const catalogue = new WalletCatalogue(repository, app.get(Container.Identifiers.StandardCriteriaService));
-    app.bind(WalletIdentifiers.Catalogue).toConstantValue(catalogue);
-    const events = app.get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService);
-    events.listen("wallet.property.set", { handle: () => catalogue.invalidate() });
-    events.listen("wallet.attribute.set", { handle: () => catalogue.invalidate() });
+    // The plugin's own wiring: core-api's controller, the catalogue and its invalidation by wallet events.
+    const services = createWalletServices(app);
+    if (!services) {
+        throw new Error("the wallet services need core-api's configuration, which this fixture binds");
+    }
 
     return {
         app,
         repository,
-        catalogue,
-        routes: { controller: app.resolve(WalletsController), options: { maxPageSize: 100 } },
+        catalogue: app.get<WalletCatalogue>(WalletIdentifiers.Catalogue),
+        routes: services.routes,
         coreApiServer: async () => {
             const server = new Hapi.Server({
                 host: "127.0.0.1",

@@ -64,14 +64,15 @@ export class KernelEventListener {
             }
             // Every webhook of an event gets the same bytes: serialise once.
             const body = `{"timestamp":${now},"event":${JSON.stringify(name)},"data":${serializePayload(data)}}`;
+            const webhookIds = matched.map((webhook) => webhook.id);
             this.dependencies.journal({
                 event: name,
                 body,
                 createdAt: now,
-                deliveries: matched.map((webhook) => ({ id: newDeliveryId(), webhookId: webhook.id })),
+                deliveries: webhookIds.map((webhookId) => ({ id: newDeliveryId(), webhookId })),
             });
             this.stats.deliveriesQueued += matched.length;
-            this.dependencies.onQueued(matched.map((webhook) => webhook.id));
+            this.dependencies.onQueued(webhookIds);
         } catch (error) {
             // Never throw into the kernel: a failing plugin must not stop block processing.
             this.stats.errors++;

@@ -1,6 +1,10 @@
 import Hapi from "@hapi/hapi";
 
+import { Application, Container, Contracts } from "@arkecosystem/core-kernel";
+import { Identities } from "@arkecosystem/crypto";
+
 import { createHttpServer } from "../../../src/http/server";
+import { createWalletServices } from "../../../src/wallets/wallet-services";
 import { walletRoutesPlugin } from "../../../src/wallets/wallet-routes";
 import { createWalletState, WalletState } from "../../support/wallet-state";
 
@@ -126,5 +130,25 @@ describe("the wallet routes, side by side with core-api 3.9.1's over one core-st
 
         expect(JSON.parse(mine.payload).data[0].address).toBe(address);
         expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
+    });
+
+    it("shows a wallet created without a wallet event once a block is applied", async () => {
+        const before = JSON.parse((await both("/api/wallets?limit=1")).mine.payload).meta.totalCount;
+        // findByAddress creates and indexes an unknown wallet silently, as block processing can.
+        state.repository.findByAddress(Identities.Address.fromPassphrase("created without an event"));
+
+        const cached = JSON.parse((await both("/api/wallets?limit=1")).mine.payload).meta.totalCount;
+        state.app
+            .get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService)
+            .dispatchSync("block.applied", {});
+        const { mine, theirs } = await both("/api/wallets?limit=1");
+
+        expect(cached).toBe(before);
+        expect(JSON.parse(mine.payload).meta.totalCount).toBe(before + 1);
+        expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
+    });
+
+    it("serves no wallet routes in a node without core-api", () => {
+        expect(createWalletServices(new Application(new Container.Container()))).toBeUndefined();
     });
 });
