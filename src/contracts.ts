@@ -39,7 +39,8 @@ export interface Webhook {
 /** The fields a client may set; the rest are the register's. */
 export type WebhookInput = Pick<Webhook, "event" | "target" | "enabled" | "conditions" | "match">;
 
-export type DeliveryStatus = "pending" | "delivered" | "failed" | "dead";
+/** "cancelled": ended without an attempt, for example when the receiver answered 410 Gone; see `reason`. */
+export type DeliveryStatus = "pending" | "delivered" | "failed" | "dead" | "cancelled";
 
 export interface Delivery {
     id: string;
@@ -50,6 +51,8 @@ export interface Delivery {
     status: DeliveryStatus;
     attempts: number;
     nextAttemptAt: number | null;
+    /** Why the delivery ended the way it did, where an attempt does not say (a cancellation). */
+    reason: string | null;
     createdAt: number;
     updatedAt: number;
 }

@@ -18,6 +18,8 @@ export const defaults = {
     storage: {
         // Empty means "<node data path>/core-wallet-webhooks/webhooks.sqlite".
         path: readString("DATABASE_PATH", ""),
+        // Journaled events held in memory while the file refuses writes (disk full, I/O error).
+        spoolMaxBytes: readNumber("SPOOL_MAX_BYTES", 32 * 1024 * 1024),
     },
     delivery: {
         timeoutMs: readNumber("TIMEOUT", 10_000),
@@ -51,6 +53,11 @@ export const defaults = {
         bodyBytes: readNumber("MAX_BODY_BYTES", 65_536),
         conditions: readNumber("MAX_CONDITIONS", 50),
         regexpLength: readNumber("MAX_REGEXP_LENGTH", 256),
+        regexpProgramSize: readNumber("MAX_REGEXP_PROGRAM_SIZE", 1000),
+        regexpInputChars: readNumber("MAX_REGEXP_INPUT_CHARS", 1024),
+        conditionValueDepth: readNumber("MAX_CONDITION_VALUE_DEPTH", 8),
+        conditionValueBytes: readNumber("MAX_CONDITION_VALUE_BYTES", 8192),
+        matchingBudgetMs: readNumber("MATCHING_BUDGET_MS", 2),
         pageSize: readNumber("MAX_PAGE_SIZE", 100),
     },
 };

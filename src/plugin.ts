@@ -1,7 +1,9 @@
 import Hapi from "@hapi/hapi";
+import { performance } from "perf_hooks";
 
 import { PluginOptions } from "./config/options";
 import { DeliveryDispatcher, DeliveryReport } from "./delivery/dispatcher";
+import { JournalExpander } from "./delivery/journal-expander";
 import { DeliverySender, Resolver } from "./delivery/sender";
 import { compileTargetPolicy } from "./delivery/target-policy";
 import { KernelEventListener } from "./events/listener";
@@ -12,21 +14,28 @@ import { presentWebhook, WebhooksController } from "./http/controllers/webhooks-
 import { registerDeliveryRoutes } from "./http/routes/deliveries";
 import { registerServiceRoutes } from "./http/routes/service";
 import { registerWebhookRoutes } from "./http/routes/webhooks";
+import { createWebhookSchema } from "./http/schemas/webhook";
 import { createHttpServer } from "./http/server";
+import { ThrottledLog } from "./logging/throttled-log";
 import { markArkImportDone, readArkWebhooks } from "./store/ark-import";
 import { Checkpointer } from "./store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections } from "./store/database";
 import { DeliveryStore } from "./store/delivery-store";
+import { EventJournal } from "./store/event-journal";
+import { JournalSpool } from "./store/journal-spool";
+import { StorageHealth } from "./store/storage-health";
 import { WebhookStore } from "./store/webhook-store";
 import { WriteBatcher } from "./store/write-batcher";
 import { WalletRouteOptions, walletRoutesPlugin } from "./wallets/wallet-routes";
 import { WalletsController } from "./wallets/wallets-controller";
+import { DeliveryService } from "./webhooks/delivery-service";
 import { WebhookRegister } from "./webhooks/webhook-register";
 
 export const WEBHOOK_EVENTS = { broadcasted: "webhooks.broadcasted", failed: "webhooks.failed" } as const;
 
 const HOUR_MS = 60 * 60 * 1000;
 const CHECKPOINT_INTERVAL_MS = 1000;
+const SPOOL_RETRY_MS = 1000;
 
 export interface PluginLogger {
     info(message: string): void;
@@ -60,11 +69,15 @@ export interface WalletRoutes {
  */
 export class WebhookPlugin {
     public readonly store: StoreConnections;
-    public readonly index = new WebhookIndex();
+    public readonly health: StorageHealth;
+    public readonly index: WebhookIndex;
     public readonly register: WebhookRegister;
+    public readonly journal: EventJournal;
     public readonly outbox: DeliveryStore;
+    public readonly spool: JournalSpool;
     public readonly listener: KernelEventListener;
     public readonly dispatcher: DeliveryDispatcher;
+    public readonly deliveries: DeliveryService;
     private readonly writes: WriteBatcher;
     private readonly sender: DeliverySender;
     private server: Hapi.Server | undefined;
@@ -75,47 +88,76 @@ export class WebhookPlugin {
         public readonly options: PluginOptions,
         private readonly environment: PluginEnvironment,
     ) {
-        const { logger } = environment;
+        const { logger, name } = environment;
         this.store = openStore(environment.file);
+        this.health = new StorageHealth(environment.file, {
+            info: (message) => logger.info(`${name} ${message}`),
+            warning: (message) => logger.warning(`${name} ${message}`),
+        });
         this.checkpointer = new Checkpointer({
             file: environment.file,
             intervalMs: CHECKPOINT_INTERVAL_MS,
             onFailure: (reason) => {
-                logger.warning(`${environment.name} checkpoints in the event loop again: ${reason}`);
+                logger.warning(`${name} checkpoints in the event loop again: ${reason}`);
                 if (this.store.register.open) {
                     resumeAutoCheckpoints(this.store);
                 }
             },
         });
+        this.index = new WebhookIndex({ regexpInputChars: options.limits.regexpInputChars });
         this.writes = new WriteBatcher(this.store.register);
         const webhookStore = new WebhookStore(this.store.register);
-        this.register = new WebhookRegister(webhookStore, this.writes, this.index);
+        this.register = new WebhookRegister(webhookStore, this.writes, this.index, (webhook) => {
+            if (webhook.enabled) {
+                this.dispatcher.wake([webhook.id]);
+            }
+        });
+        this.journal = new EventJournal(this.store.outbox);
         this.outbox = new DeliveryStore(this.store.outbox);
         this.sender = new DeliverySender({
             timeoutMs: options.delivery.timeoutMs,
             connectionsPerTarget: options.delivery.concurrencyPerTarget,
             policy: compileTargetPolicy(options.delivery),
             resolve: environment.resolve,
-            userAgent: `${environment.name}/${environment.version}`,
+            userAgent: `${name}/${environment.version}`,
         });
+        const errors = new ThrottledLog((message) => logger.error(`${name} ${message}`));
         this.dispatcher = new DeliveryDispatcher(options.delivery, {
             outbox: this.outbox,
+            expander: new JournalExpander({
+                journal: this.journal,
+                matcherOf: (id) => this.index.matcherOf(id),
+                now: () => performance.now(),
+            }),
             sender: this.sender,
-            // Enabled webhooks from memory; a disabled one still owes what it queued, so the file answers.
-            findWebhook: (id) => this.index.get(id) ?? webhookStore.findById(id),
+            findWebhook: (id) => this.index.get(id),
             disableWebhook: async (id, reason) => {
-                await this.register.setEnabled(id, false);
-                logger.warning(`${environment.name} disabled webhook ${id}: ${reason}`);
+                const changed = await this.register.setEnabled(id, false);
+                if (changed) {
+                    logger.warning(`${name} disabled webhook ${id}: ${reason}`);
+                }
+                return changed;
             },
+            health: this.health,
             onReport: (report) => this.announce(report),
-            onError: (error) => logger.error(`${environment.name} delivery error: ${String(error)}`),
+            onError: (error) => errors.write("delivery", `delivery error: ${String(error)}`),
         });
+        this.deliveries = new DeliveryService(this.outbox, (webhookId) => this.dispatcher.wake([webhookId]));
+        this.spool = new JournalSpool(
+            { maxBytes: options.storage.spoolMaxBytes, retryMs: SPOOL_RETRY_MS },
+            {
+                journal: this.journal,
+                health: this.health,
+                onWritten: (webhookIds) => this.dispatcher.wake(webhookIds),
+                logError: (message) => logger.error(`${name} ${message}`),
+            },
+        );
         this.listener = new KernelEventListener({
             index: this.index,
-            journal: (event) => this.outbox.journal(event),
-            onQueued: (webhookIds) => this.dispatcher.wake(webhookIds),
+            journal: (event) => this.spool.append(event),
+            matchingBudgetMs: options.limits.matchingBudgetMs,
             onError: (error, event) =>
-                logger.error(`${environment.name} could not queue the deliveries of ${event}: ${String(error)}`),
+                errors.write("listener", `could not queue the deliveries of ${event}: ${String(error)}`),
         });
     }
 
@@ -146,6 +188,7 @@ export class WebhookPlugin {
         await this.dispatcher.stop();
         await this.server?.stop({ timeout: 5000 });
         this.server = undefined;
+        this.spool.stop();
         this.writes.flush();
         await this.sender.close();
         await this.checkpointer.stop();
@@ -153,7 +196,7 @@ export class WebhookPlugin {
     }
 
     private async createServer(wallets: WalletRoutes | undefined): Promise<Hapi.Server> {
-        const { options, register, outbox, listener, dispatcher } = this;
+        const { options, register, journal, outbox, listener, spool, health, deliveries } = this;
         const limits = options.limits;
         const info = { name: this.environment.name, version: this.environment.version };
         return createHttpServer(
@@ -163,17 +206,20 @@ export class WebhookPlugin {
                 whitelist: options.server.whitelist,
                 apiKey: options.server.apiKey,
                 bodyBytes: limits.bodyBytes,
+                health,
             },
             async (server, prefix) => {
-                registerServiceRoutes(server, new ServiceController(info, listener.stats, () => outbox.pendingCount()));
-                registerWebhookRoutes(server, new WebhooksController(register, prefix), limits);
-                const deliveries = new DeliveriesController(
-                    register,
-                    outbox,
-                    (webhookId) => dispatcher.wake([webhookId]),
-                    prefix,
+                registerServiceRoutes(
+                    server,
+                    new ServiceController(info, listener.stats, {
+                        storage: () => health.snapshot(),
+                        spool: () => spool.stats(),
+                        pendingDeliveries: () => outbox.pendingCount(),
+                        journalBacklog: () => journal.backlog(),
+                    }),
                 );
-                registerDeliveryRoutes(server, deliveries, limits);
+                registerWebhookRoutes(server, new WebhooksController(register, prefix), limits);
+                registerDeliveryRoutes(server, new DeliveriesController(register, deliveries, prefix), limits);
                 if (wallets) {
                     await server.register({ plugin: walletRoutesPlugin, options: wallets });
                 }
@@ -187,7 +233,10 @@ export class WebhookPlugin {
             return;
         }
         const now = Date.now();
-        const found = readArkWebhooks(this.store.register, arkWebhooksFile, now);
+        const schema = createWebhookSchema(this.options.limits);
+        const found = readArkWebhooks(this.store.register, arkWebhooksFile, now, ({ event, target, enabled, conditions }) =>
+            schema.validate({ event, target, enabled, conditions }).error?.message,
+        );
         if (!found) {
             return;
         }
@@ -201,7 +250,11 @@ export class WebhookPlugin {
     }
 
     private purgeOldDeliveries(): void {
-        this.outbox.purgeFinishedBefore(Date.now() - this.options.delivery.retentionDays * 24 * HOUR_MS);
+        try {
+            this.outbox.purgeFinishedBefore(Date.now() - this.options.delivery.retentionDays * 24 * HOUR_MS);
+        } catch (error) {
+            this.health.failed("the retention purge", error);
+        }
     }
 
     private announce({ webhook, decision, outcome, durationMs, delivery }: DeliveryReport): void {

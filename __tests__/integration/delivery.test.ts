@@ -115,9 +115,10 @@ describe("delivery to a real receiver", () => {
         for (let height = 1; height <= 20; height++) {
             running.plugin.listener.handle({ name: "block.applied", data: { height } });
         }
-        await eventually(async () =>
-            deliveriesOf(running!, webhook.id).every((d) => d.attempts >= 1) ? true : undefined,
-        );
+        await eventually(async () => {
+            const owed = deliveriesOf(running!, webhook.id);
+            return owed.length === 20 && owed.every((d) => d.attempts >= 1) ? true : undefined;
+        });
         receiver = await new Receiver().start(port);
         const deliveries = await settled(running, webhook.id, 20);
 

@@ -5,7 +5,7 @@ export interface PluginOptions {
         whitelist: string[];
         apiKey: string;
     };
-    storage: { path: string };
+    storage: { path: string; spoolMaxBytes: number };
     delivery: {
         timeoutMs: number;
         concurrency: number;
@@ -20,6 +20,11 @@ export interface PluginOptions {
         bodyBytes: number;
         conditions: number;
         regexpLength: number;
+        regexpProgramSize: number;
+        regexpInputChars: number;
+        conditionValueDepth: number;
+        conditionValueBytes: number;
+        matchingBudgetMs: number;
         pageSize: number;
     };
     timeout?: number;

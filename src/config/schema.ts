@@ -22,10 +22,12 @@ export const configSchema = Joi.object({
             port: Joi.number().integer().min(0).max(65535).required(),
         }).required(),
         whitelist: addressList.required(),
-        apiKey: Joi.string().allow("").required(),
+        // Trimmed as the environment variable is: a key pasted with a newline must still work.
+        apiKey: Joi.string().trim().allow("").required(),
     }).required(),
     storage: Joi.object({
         path: Joi.string().allow("").required(),
+        spoolMaxBytes: Joi.number().integer().min(0).required(),
     }).required(),
     delivery: Joi.object({
         timeoutMs: positiveInteger.required(),
@@ -41,6 +43,11 @@ export const configSchema = Joi.object({
         bodyBytes: positiveInteger.required(),
         conditions: positiveInteger.required(),
         regexpLength: positiveInteger.required(),
+        regexpProgramSize: positiveInteger.required(),
+        regexpInputChars: positiveInteger.required(),
+        conditionValueDepth: positiveInteger.required(),
+        conditionValueBytes: positiveInteger.required(),
+        matchingBudgetMs: Joi.number().positive().required(),
         pageSize: positiveInteger.required(),
     }).required(),
     // ARK's core-webhooks option, in milliseconds; when given it sets delivery.timeoutMs.

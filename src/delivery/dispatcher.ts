@@ -1,16 +1,11 @@
 import { Delivery, Webhook } from "../contracts";
 import { DeliveryStore } from "../store/delivery-store";
-import { decideAfterAttempt, RetryDecision } from "./retry-policy";
-import { DeliverySender, SendOutcome } from "./sender";
-import { signDelivery } from "./signature";
+import { isStorageError, StorageHealth } from "../store/storage-health";
+import { attemptDelivery, DeliveryReport } from "./attempt";
+import { JournalExpander } from "./journal-expander";
+import { DeliverySender } from "./sender";
 
-export interface DeliveryReport {
-    delivery: Delivery;
-    webhook: Webhook;
-    outcome: SendOutcome;
-    decision: RetryDecision;
-    durationMs: number;
-}
+export type { DeliveryReport } from "./attempt";
 
 export interface DispatcherOptions {
     concurrency: number;
@@ -19,12 +14,22 @@ export interface DispatcherOptions {
     autoDisableAfterDeadDeliveries: number;
 }
 
+export type DispatcherOutbox = Pick<
+    DeliveryStore,
+    "pendingWebhookIds" | "nextDueOf" | "dueOf" | "nextDueAfter" | "record" | "cancelPending" | "deadStreak"
+>;
+
 export interface DispatcherDependencies {
-    outbox: DeliveryStore;
+    outbox: DispatcherOutbox;
+    expander: Pick<JournalExpander, "expand">;
     sender: Pick<DeliverySender, "send">;
+    /** An enabled webhook; undefined when it is disabled (its deliveries wait) or deleted. */
     findWebhook: (id: string) => Webhook | undefined;
-    disableWebhook: (id: string, reason: string) => Promise<void>;
+    /** Disables a webhook; true when this call changed it (it was enabled). */
+    disableWebhook: (id: string, reason: string) => Promise<boolean>;
+    health: Pick<StorageHealth, "failed" | "succeeded">;
     onReport: (report: DeliveryReport) => void;
+    /** Failures that are not the storage's; the caller throttles them. */
     onError: (error: unknown) => void;
     clock?: () => number;
     random?: () => number;
@@ -32,6 +37,15 @@ export interface DispatcherDependencies {
 
 // Long sleeps are cut so that a changed wall clock cannot strand a due delivery.
 const MAX_SLEEP_MS = 30_000;
+// The time one turn of the event loop may spend turning journaled events into deliveries.
+const EXPANSION_SLICE_MS = 5;
+export const GONE_REASON = "the receiver answered 410 Gone";
+
+/** The wait after the n-th failure in a row of the same thing: 1 s, doubling, at most `maxMs`. */
+export const failureBackoffMs = (failures: number, maxMs: number): number =>
+    Math.min(1000 * 2 ** Math.max(0, failures - 1), maxMs);
+const WEBHOOK_BACKOFF_MAX_MS = 60_000;
+const PUMP_BACKOFF_MAX_MS = 10_000;
 
 const targetKey = (target: string): string => {
     try {
@@ -47,16 +61,29 @@ const targetKey = (target: string): string => {
  *
  * Work is found per webhook, not by walking one queue: the dispatcher knows which webhooks have
  * pending deliveries and visits them in turn, reading a webhook's due rows only when its target
- * has a free slot. A slow receiver's backlog costs nothing to pass over and never holds back the
- * deliveries of other webhooks.
+ * has a free slot. A slow receiver's backlog costs nothing to pass over, and the next wake-up is
+ * set by the next delivery due that is not held by a cap, so a hanging receiver never delays
+ * another webhook's retries.
+ *
+ * No failure re-dispatches without time passing: a failed attempt (a throw, an outcome that
+ * cannot be recorded) holds its webhook back with a growing delay, an outcome that cannot be
+ * recorded is kept and nothing is sent until it is written, and a failed pass waits too.
  */
 export class DeliveryDispatcher {
     private readonly inFlight = new Map<string, Promise<void>>();
     private readonly perTarget = new Map<string, number>();
-    /** Webhooks that may have pending deliveries; a webhook leaves when it has none left. */
+    /** Webhooks that may have pending deliveries; a webhook leaves when it has none left or is disabled. */
     private readonly active = new Set<string>();
     /** Webhooks whose pending deliveries are all retries due later: not visited before then. */
-    private readonly notBefore = new Map<string, number>();
+    private readonly resting = new Map<string, number>();
+    /** Webhooks whose last attempts failed inside the plugin: held back, with a growing delay. */
+    private readonly backoff = new Map<string, { until: number; failures: number }>();
+    /** Outcomes sent but not yet written: nothing is sent until they are. */
+    private readonly unrecorded = new Map<string, DeliveryReport["record"]>();
+    /** Webhooks a receiver answered 410 in this run: deliveries they are given are cancelled. */
+    private readonly gone = new Set<string>();
+    private pumpFailures = 0;
+    private pausedUntil = 0;
     private rotation = 0;
     private timer: NodeJS.Timeout | undefined;
     private immediate: NodeJS.Immediate | undefined;
@@ -80,14 +107,14 @@ export class DeliveryDispatcher {
 
     /**
      * Looks for due work on the next turn of the event loop; cheap to call often. `webhookIds` are
-     * webhooks that were just given deliveries.
+     * webhooks that were just given deliveries (or enabled again).
      */
     public wake(webhookIds: Iterable<string> = []): void {
         for (const id of webhookIds) {
             this.active.add(id);
-            this.notBefore.delete(id);
+            this.resting.delete(id);
         }
-        if (!this.running || this.immediate) {
+        if (!this.running || this.immediate || this.clock() < this.pausedUntil) {
             return;
         }
         this.immediate = setImmediate(() => {
@@ -105,18 +132,63 @@ export class DeliveryDispatcher {
             this.immediate = undefined;
         }
         await Promise.allSettled([...this.inFlight.values()]);
+        this.recordHeldOutcomes();
+    }
+
+    /** Attempts under way, and outcomes waiting to be written. */
+    public get load(): { inFlight: number; unrecorded: number } {
+        return { inFlight: this.inFlight.size, unrecorded: this.unrecorded.size };
     }
 
     private pump(): void {
         if (!this.running) {
             return;
         }
+        let drained = true;
         try {
+            this.recordHeldOutcomes();
+            const expansion = this.dependencies.expander.expand(EXPANSION_SLICE_MS);
+            drained = expansion.drained;
+            if (expansion.committed > 0) {
+                this.dependencies.health.succeeded();
+            }
+            this.enqueueExpanded(expansion.webhookIds);
             this.startDue(this.clock());
-            this.sleepUntilNextDue();
+            if (drained) {
+                this.sleepUntilNextDue();
+            }
+            this.pumpFailures = 0;
         } catch (error) {
-            this.dependencies.onError(error);
-            this.sleep(1000);
+            this.pumpFailures++;
+            this.report(error, "delivery");
+            const wait = failureBackoffMs(this.pumpFailures, PUMP_BACKOFF_MAX_MS);
+            this.pausedUntil = this.clock() + wait;
+            this.sleep(wait);
+            return;
+        }
+        if (!drained) {
+            this.wake();
+        }
+    }
+
+    private enqueueExpanded(webhookIds: readonly string[]): void {
+        const now = this.clock();
+        for (const id of webhookIds) {
+            if (this.gone.has(id)) {
+                this.dependencies.outbox.cancelPending(id, GONE_REASON, now);
+            } else {
+                this.active.add(id);
+                this.resting.delete(id);
+            }
+        }
+    }
+
+    /** Writes the outcomes that could not be written when they came; throws while the file refuses. */
+    private recordHeldOutcomes(): void {
+        for (const [id, record] of this.unrecorded) {
+            this.dependencies.outbox.record(record);
+            this.unrecorded.delete(id);
+            this.dependencies.health.succeeded();
         }
     }
 
@@ -129,53 +201,64 @@ export class DeliveryDispatcher {
                 return;
             }
             const webhookId = webhookIds[(first + visited) % webhookIds.length];
-            if ((this.notBefore.get(webhookId) ?? now) > now) {
+            if (this.heldUntil(webhookId) > now) {
                 continue;
             }
             const webhook = this.dependencies.findWebhook(webhookId);
-            if ((webhook ? this.fill(webhook, now) : "nothing due") === "nothing due") {
+            if (!webhook) {
+                // Disabled or deleted: its deliveries wait; enabling it wakes the dispatcher again.
+                this.active.delete(webhookId);
+                continue;
+            }
+            this.gone.delete(webhookId);
+            if (this.fill(webhook, now) === "nothing due") {
                 this.restUntilNextDue(webhookId, now);
             }
         }
+    }
+
+    private heldUntil(webhookId: string): number {
+        return Math.max(this.resting.get(webhookId) ?? 0, this.backoff.get(webhookId)?.until ?? 0);
     }
 
     private restUntilNextDue(webhookId: string, now: number): void {
         const next = this.dependencies.outbox.nextDueOf(webhookId);
         if (next === null) {
             this.active.delete(webhookId);
-            this.notBefore.delete(webhookId);
+            this.resting.delete(webhookId);
         } else if (next > now) {
-            this.notBefore.set(webhookId, next);
+            this.resting.set(webhookId, next);
         }
     }
 
     /** Starts as many of the webhook's due deliveries as its target and the global cap allow. */
     private fill(webhook: Webhook, now: number): "started" | "held back" | "nothing due" {
-        const used = this.perTarget.get(targetKey(webhook.target)) ?? 0;
+        const key = targetKey(webhook.target);
+        const used = this.perTarget.get(key) ?? 0;
         const free = Math.min(this.options.concurrency - this.inFlight.size, this.options.concurrencyPerTarget - used);
         if (free <= 0) {
             return "held back";
         }
         let started = 0;
         // Its deliveries already in flight are among its first due rows: read past them.
-        for (const due of this.dependencies.outbox.dueOf(webhook.id, now, free + used)) {
-            if (started < free && !this.inFlight.has(due.id) && this.tryStart(due.id, webhook)) {
+        for (const delivery of this.dependencies.outbox.dueOf(webhook.id, now, free + used)) {
+            if (started < free && !this.inFlight.has(delivery.id)) {
+                this.launch(delivery, webhook, key);
                 started++;
             }
         }
         return started > 0 ? "started" : "nothing due";
     }
 
-    private tryStart(deliveryId: string, webhook: Webhook): boolean {
-        const key = targetKey(webhook.target);
-        const used = this.perTarget.get(key) ?? 0;
-        const delivery = this.dependencies.outbox.load(deliveryId);
-        if (used >= this.options.concurrencyPerTarget || delivery?.status !== "pending") {
-            return false;
-        }
-        this.perTarget.set(key, used + 1);
-        const attempt = this.attempt(delivery, webhook)
-            .catch((error: unknown) => this.dependencies.onError(error))
+    private launch(delivery: Delivery, webhook: Webhook, key: string): void {
+        this.perTarget.set(key, (this.perTarget.get(key) ?? 0) + 1);
+        const attempt = this.run(delivery, webhook)
+            .then(
+                () => {
+                    this.backoff.delete(webhook.id);
+                },
+                (error: unknown) => this.holdBack(webhook.id, error),
+            )
             .finally(() => {
                 const wasFull = this.inFlight.size >= this.options.concurrency;
                 this.inFlight.delete(delivery.id);
@@ -188,68 +271,63 @@ export class DeliveryDispatcher {
                 this.afterAttempt(webhook.id, wasFull);
             });
         this.inFlight.set(delivery.id, attempt);
-        return true;
+    }
+
+    private holdBack(webhookId: string, error: unknown): void {
+        const failures = (this.backoff.get(webhookId)?.failures ?? 0) + 1;
+        this.backoff.set(webhookId, {
+            until: this.clock() + failureBackoffMs(failures, WEBHOOK_BACKOFF_MAX_MS),
+            failures,
+        });
+        this.report(error, "an attempt's outcome");
     }
 
     /**
      * An attempt ended and freed a slot of its target: the same webhook's next due delivery takes
-     * it, found by one indexed query. When it has none, or when every slot was taken (others may be
-     * waiting for one), all webhooks with pending deliveries are visited again.
+     * it, found by one indexed query. When it has none, when it is held back, or when every slot
+     * was taken (others may be waiting for one), all webhooks with pending deliveries are visited.
      */
     private afterAttempt(webhookId: string, wasFull: boolean): void {
         if (!this.running) {
             return;
         }
         try {
-            const webhook = wasFull ? undefined : this.dependencies.findWebhook(webhookId);
-            if (!webhook || this.fill(webhook, this.clock()) !== "started") {
+            const now = this.clock();
+            const mayRefill = !wasFull && this.unrecorded.size === 0 && this.heldUntil(webhookId) <= now;
+            const webhook = mayRefill ? this.dependencies.findWebhook(webhookId) : undefined;
+            if (!webhook || this.fill(webhook, now) !== "started") {
                 this.wake();
             }
         } catch (error) {
-            this.dependencies.onError(error);
+            this.report(error, "delivery");
             this.wake();
         }
     }
 
-    private async attempt(delivery: Delivery, webhook: Webhook): Promise<void> {
-        const startedAt = this.clock();
-        const headers = signDelivery(webhook.token, delivery.id, delivery.body, new Date(startedAt));
-        const outcome = await this.dependencies.sender.send({
-            target: webhook.target,
-            body: delivery.body,
-            headers: { ...headers },
+    private async run(delivery: Delivery, webhook: Webhook): Promise<void> {
+        const report = await attemptDelivery(delivery, webhook, {
+            sender: this.dependencies.sender,
+            retryScheduleSeconds: this.options.retryScheduleSeconds,
+            clock: this.clock,
+            random: this.random,
         });
-        const finishedAt = this.clock();
-        const attemptNumber = delivery.attempts + 1;
-        const decision = decideAfterAttempt(outcome.result, {
-            attemptNumber,
-            scheduleSeconds: this.options.retryScheduleSeconds,
-            now: finishedAt,
-            random: this.random(),
-        });
-        const durationMs = finishedAt - startedAt;
-        this.dependencies.outbox.record({
-            attempt: {
-                deliveryId: delivery.id,
-                number: attemptNumber,
-                startedAt,
-                durationMs,
-                statusCode: outcome.result.kind === "response" ? outcome.result.statusCode : null,
-                error: outcome.result.kind === "response" ? null : outcome.result.message,
-                responseExcerpt: outcome.responseExcerpt,
-            },
-            status: decision.status,
-            nextAttemptAt: decision.nextAttemptAt,
-        });
-        this.dependencies.onReport({
-            delivery: { ...delivery, attempts: attemptNumber },
-            webhook,
-            outcome,
-            decision,
-            durationMs,
-        });
+        try {
+            this.dependencies.outbox.record(report.record);
+        } catch (error) {
+            // Sent but not written: kept, and nothing more is sent until it is (see recordHeldOutcomes).
+            this.unrecorded.set(delivery.id, report.record);
+            throw error;
+        }
+        this.dependencies.health.succeeded();
+        this.dependencies.onReport(report);
+        await this.afterDecision(report);
+    }
+
+    private async afterDecision({ webhook, decision }: DeliveryReport): Promise<void> {
         if (decision.disableWebhook) {
-            await this.dependencies.disableWebhook(webhook.id, "the receiver answered 410 Gone");
+            await this.dependencies.disableWebhook(webhook.id, GONE_REASON);
+            this.gone.add(webhook.id);
+            this.dependencies.outbox.cancelPending(webhook.id, GONE_REASON, this.clock());
         } else if (decision.status === "dead" && this.options.autoDisableAfterDeadDeliveries > 0) {
             const streak = this.dependencies.outbox.deadStreak(webhook.id, this.options.autoDisableAfterDeadDeliveries);
             if (streak >= this.options.autoDisableAfterDeadDeliveries) {
@@ -258,15 +336,29 @@ export class DeliveryDispatcher {
         }
     }
 
-    private sleepUntilNextDue(): void {
-        const next = this.dependencies.outbox.nextDueAt();
-        const wait = next === null ? MAX_SLEEP_MS : Math.max(0, next - this.clock());
-        if (wait === 0 && this.inFlight.size > 0) {
-            // Due work is held back by a cap; the attempt that frees a slot wakes the dispatcher.
-            clearTimeout(this.timer);
-            return;
+    private report(error: unknown, operation: string): void {
+        try {
+            if (isStorageError(error)) {
+                this.dependencies.health.failed(operation, error);
+            } else {
+                this.dependencies.onError(error);
+            }
+        } catch {
+            // A failing logger must not turn into a failing dispatcher.
         }
-        this.sleep(wait === 0 ? 10 : wait);
+    }
+
+    /** Sleeps until the next delivery falls due that no cap holds back: those wake it when a slot frees. */
+    private sleepUntilNextDue(): void {
+        const now = this.clock();
+        let next = this.dependencies.outbox.nextDueAfter(now) ?? now + MAX_SLEEP_MS;
+        for (const webhookId of this.active) {
+            const held = this.heldUntil(webhookId);
+            if (held > now && held < next) {
+                next = held;
+            }
+        }
+        this.sleep(Math.max(1, next - now));
     }
 
     private sleep(milliseconds: number): void {
@@ -274,7 +366,10 @@ export class DeliveryDispatcher {
         if (!this.running) {
             return;
         }
-        this.timer = setTimeout(() => this.wake(), Math.min(milliseconds, MAX_SLEEP_MS));
+        this.timer = setTimeout(() => {
+            this.pausedUntil = 0;
+            this.wake();
+        }, Math.min(milliseconds, MAX_SLEEP_MS));
         this.timer.unref();
     }
 }

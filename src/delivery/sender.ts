@@ -4,6 +4,7 @@ import { Agent, request } from "undici";
 
 import { AttemptResult, parseRetryAfter } from "./retry-policy";
 import { TargetPolicy } from "./target-policy";
+import { parseTarget } from "./target-url";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
 
@@ -87,7 +88,7 @@ export class DeliverySender {
             connect: {
                 timeout: options.timeoutMs,
                 lookup: (hostname, lookupOptions, callback) => {
-                    resolve(hostname, (error, addresses) => {
+                    const answer = (error: Error | null, addresses: LookupAddress[]) => {
                         if (error) {
                             return callback(error, []);
                         }
@@ -100,14 +101,24 @@ export class DeliverySender {
                             return callback(null, allowed);
                         }
                         return callback(null, allowed[0].address, allowed[0].family);
-                    });
+                    };
+                    try {
+                        resolve(hostname, answer);
+                    } catch (error) {
+                        answer(error instanceof Error ? error : new Error(String(error)), []);
+                    }
                 },
             },
         });
     }
 
+    /** Never throws: every failure, an unusable target included, is an outcome to record. */
     public async send({ target, body, headers }: SendRequest): Promise<SendOutcome> {
-        const url = new URL(target);
+        const parsed = parseTarget(target);
+        if (!parsed.ok) {
+            return { result: { kind: "refused", message: `the target ${parsed.reason}` }, responseExcerpt: null };
+        }
+        const url = parsed.url;
         const literal = url.hostname.replace(/^\[|\]$/g, "");
         if (isIP(literal)) {
             // Literal addresses skip DNS, so the connection's lookup never sees them.

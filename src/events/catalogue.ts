@@ -7,14 +7,6 @@ export interface CatalogueEntry {
 }
 
 export const EVENT_CATALOGUE: readonly CatalogueEntry[] = [
-    { name: "event", description: "String (an event name)", emitted: true },
-    { name: "target", description: "String (URL)", emitted: true },
-    {
-        name: "enabled",
-        description: "Declared as string; the value that enables or disables the webhook",
-        emitted: false,
-    },
-    { name: "conditions", description: "Array of condition objects", emitted: true },
     { name: "kernel.booted", description: "The kernel has booted", emitted: true },
     { name: "kernel.booting", description: "The kernel is booting", emitted: true },
     { name: "kernel.bootstrapper.bootstrapped", description: "The bootstrapper has bootstrapped", emitted: true },

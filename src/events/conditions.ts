@@ -7,8 +7,13 @@ import { toPlainValue, valuesEqual } from "./normalise";
 /** A condition's test of one payload value; the value is never missing (missing keys are false). */
 export type ValueTest = (actual: unknown) => boolean;
 
+export interface ConditionOptions {
+    /** Longest string a regexp condition tests; a longer value does not match (see regexp-budget.ts). */
+    regexpInputChars: number;
+}
+
 /** Turns a validated condition value into a test; all parsing happens here, once, at creation. */
-type ConditionCompiler = (expected: unknown) => ValueTest;
+type ConditionCompiler = (expected: unknown, options: ConditionOptions) => ValueTest;
 
 const isTrue = (value: unknown): boolean => {
     const plain = toPlainValue(value);
@@ -63,16 +68,21 @@ export const CONDITIONS: Record<ConditionName, ConditionCompiler> = {
         }
         return Array.isArray(plain) && plain.some((item) => valuesEqual(item, expected));
     },
-    regexp: (expected) => {
-        // RE2 runs in time linear in the input: no pattern can backtrack and freeze the node.
+    regexp: (expected, { regexpInputChars }) => {
+        // RE2 is linear in the input; the input is bounded too, so one test's time has a ceiling.
         const expression = new RE2(String(expected));
         return (actual) => {
             const plain = toPlainValue(actual);
-            return (typeof plain === "string" || typeof plain === "number") && expression.test(String(plain));
+            if (typeof plain !== "string" && typeof plain !== "number") {
+                return false;
+            }
+            const text = String(plain);
+            return text.length <= regexpInputChars && expression.test(text);
         };
     },
     truthy: () => (actual) => isTrue(actual),
     falsy: () => (actual) => !isTrue(actual),
 };
 
-export const compileCondition = (condition: Condition): ValueTest => CONDITIONS[condition.condition](condition.value);
+export const compileCondition = (condition: Condition, options: ConditionOptions): ValueTest =>
+    CONDITIONS[condition.condition](condition.value, options);

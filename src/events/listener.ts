@@ -1,5 +1,7 @@
+import { performance } from "perf_hooks";
+
 import { newDeliveryId } from "../delivery/delivery-id";
-import { JournaledEvent } from "../store/delivery-store";
+import { JournaledEvent } from "../store/event-journal";
 import { OWN_EVENT_PREFIX } from "./catalogue";
 import { serializePayload } from "./serialize-payload";
 import { WebhookIndex } from "./webhook-index";
@@ -14,6 +16,8 @@ export interface ListenerStats {
     /** How many events of each name arrived since boot. */
     byEvent: Map<string, number>;
     deliveriesQueued: number;
+    /** Webhooks whose conditions the listener left to be tested off its path (its budget ran out). */
+    deferredTests: number;
     lastEvent: string | null;
     lastEventAt: number | null;
     errors: number;
@@ -21,23 +25,28 @@ export interface ListenerStats {
 
 export interface ListenerDependencies {
     index: WebhookIndex;
-    /** Writes an event and the deliveries it owes, durably, before returning. */
+    /** Takes an event and the deliveries it owes; keeps it (durably, or spooled) before returning. */
     journal: (event: JournaledEvent) => void;
-    /** Tells the dispatcher that deliveries are waiting. */
-    onQueued: (webhookIds: string[]) => void;
     onError: (error: unknown, event: string) => void;
+    /** Time the listener may spend testing conditions for one event; the rest is tested later. */
+    matchingBudgetMs: number;
     clock?: () => number;
 }
 
+const toOwed = (webhookIds: readonly { id: string }[]) =>
+    webhookIds.map((webhook) => ({ id: newDeliveryId(), webhookId: webhook.id }));
+
 /**
- * Listens to every kernel event. It only matches and writes what it owes to the outbox, then
- * returns: the kernel awaits its listeners, so the network is never on this path.
+ * Listens to every kernel event. It only matches and hands what it owes to the journal, then
+ * returns: the kernel awaits its listeners, so the network is never on this path, and condition
+ * testing stops at a per-event budget, whatever the register holds.
  */
 export class KernelEventListener {
     public readonly stats: ListenerStats = {
         eventsSeen: 0,
         byEvent: new Map(),
         deliveriesQueued: 0,
+        deferredTests: 0,
         lastEvent: null,
         lastEventAt: null,
         errors: 0,
@@ -58,21 +67,22 @@ export class KernelEventListener {
         this.stats.lastEvent = name;
         this.stats.lastEventAt = now;
         try {
-            const matched = this.dependencies.index.matching(name, data);
-            if (matched.length === 0) {
+            const deadline = performance.now() + this.dependencies.matchingBudgetMs;
+            const { matched, deferred } = this.dependencies.index.matching(name, data, deadline);
+            if (matched.length === 0 && deferred.length === 0) {
                 return;
             }
             // Every webhook of an event gets the same bytes: serialise once.
             const body = `{"timestamp":${now},"event":${JSON.stringify(name)},"data":${serializePayload(data)}}`;
-            const webhookIds = matched.map((webhook) => webhook.id);
             this.dependencies.journal({
                 event: name,
                 body,
                 createdAt: now,
-                deliveries: webhookIds.map((webhookId) => ({ id: newDeliveryId(), webhookId })),
+                deliveries: toOwed(matched),
+                deferred: toOwed(deferred),
             });
             this.stats.deliveriesQueued += matched.length;
-            this.dependencies.onQueued(webhookIds);
+            this.stats.deferredTests += deferred.length;
         } catch (error) {
             // Never throw into the kernel: a failing plugin must not stop block processing.
             this.stats.errors++;

@@ -1,16 +1,27 @@
 import { Condition, MatchMode } from "../contracts";
-import { compileCondition } from "./conditions";
+import { compileCondition, ConditionOptions } from "./conditions";
 import { compilePath, isMissing } from "./payload-path";
 
-export type PayloadMatcher = (payload: unknown) => boolean;
+/** One condition's test of a payload: false when it cannot be evaluated. */
+type Probe = (payload: unknown) => boolean;
 
-const compileOne = (condition: Condition): PayloadMatcher => {
+/** Where a time-bounded test stands: the verdict, or the condition to resume from. */
+export type Verdict = { done: true; matches: boolean } | { done: false; next: number };
+
+export interface PayloadMatcher {
+    /** The verdict, however long the conditions take. */
+    test(payload: unknown): boolean;
+    /** Tests conditions from `from` until the verdict is known or `now()` passes `deadline`. */
+    testWithin(payload: unknown, from: number, deadline: number, now: () => number): Verdict;
+}
+
+const compileProbe = (condition: Condition, options: ConditionOptions): Probe => {
     const read = compilePath(condition.key);
     let test: ReturnType<typeof compileCondition>;
     try {
-        test = compileCondition(condition);
+        test = compileCondition(condition, options);
     } catch {
-        // Only a condition that bypassed validation (an imported one) can fail here: it never matches.
+        // Only a condition stored before today's validation can fail here: it never matches.
         return () => false;
     }
     return (payload) => {
@@ -24,13 +35,33 @@ const compileOne = (condition: Condition): PayloadMatcher => {
     };
 };
 
-/** Compiles a webhook's conditions once; no conditions means every event of its name fires it. */
-export const compileMatcher = (conditions: readonly Condition[], match: MatchMode): PayloadMatcher => {
-    if (conditions.length === 0) {
-        return () => true;
-    }
-    const tests = conditions.map(compileOne);
-    return match === "all"
-        ? (payload) => tests.every((test) => test(payload))
-        : (payload) => tests.some((test) => test(payload));
+/**
+ * Compiles a webhook's conditions once; no conditions means every event of its name fires it.
+ * With "any" the first true condition decides, with "all" the first false one.
+ */
+export const compileMatcher = (
+    conditions: readonly Condition[],
+    match: MatchMode,
+    options: ConditionOptions,
+): PayloadMatcher => {
+    const probes = conditions.map((condition) => compileProbe(condition, options));
+    const decisive = match === "any";
+    const testWithin = (payload: unknown, from: number, deadline: number, now: () => number): Verdict => {
+        for (let index = from; index < probes.length; index++) {
+            if (index > from && now() > deadline) {
+                return { done: false, next: index };
+            }
+            if (probes[index](payload) === decisive) {
+                return { done: true, matches: decisive };
+            }
+        }
+        return { done: true, matches: probes.length === 0 || !decisive };
+    };
+    return {
+        test: (payload) => {
+            const verdict = testWithin(payload, 0, Infinity, () => 0);
+            return verdict.done && verdict.matches;
+        },
+        testWithin,
+    };
 };

@@ -1,10 +1,21 @@
+import { performance } from "perf_hooks";
+
 import { Webhook } from "../contracts";
+import { ConditionOptions } from "./conditions";
 import { compileMatcher, PayloadMatcher } from "./matcher";
 
 export interface IndexedWebhook {
     webhook: Webhook;
-    matches: PayloadMatcher;
+    matcher: PayloadMatcher;
 }
+
+export interface MatchResult {
+    matched: Webhook[];
+    /** Webhooks left untested, or tested in part, when the deadline passed. */
+    deferred: Webhook[];
+}
+
+const monotonicNow = (): number => performance.now();
 
 /**
  * The enabled webhooks by event name, with their conditions compiled, kept in step with the
@@ -13,6 +24,8 @@ export interface IndexedWebhook {
 export class WebhookIndex {
     private readonly byEvent = new Map<string, Map<string, IndexedWebhook>>();
     private readonly eventOf = new Map<string, string>();
+
+    public constructor(private readonly options: ConditionOptions) {}
 
     public put(webhook: Webhook): void {
         this.remove(webhook.id);
@@ -24,7 +37,7 @@ export class WebhookIndex {
             forEvent = new Map();
             this.byEvent.set(webhook.event, forEvent);
         }
-        forEvent.set(webhook.id, { webhook, matches: compileMatcher(webhook.conditions, webhook.match) });
+        forEvent.set(webhook.id, { webhook, matcher: compileMatcher(webhook.conditions, webhook.match, this.options) });
         this.eventOf.set(webhook.id, webhook.event);
     }
 
@@ -43,29 +56,41 @@ export class WebhookIndex {
 
     /** An enabled webhook by id, from memory. */
     public get(id: string): Webhook | undefined {
-        const event = this.eventOf.get(id);
-        return event === undefined ? undefined : this.byEvent.get(event)?.get(id)?.webhook;
+        return this.entry(id)?.webhook;
     }
 
-    public hasEvent(event: string): boolean {
-        return this.byEvent.has(event);
+    /** The compiled conditions of an enabled webhook. */
+    public matcherOf(id: string): PayloadMatcher | undefined {
+        return this.entry(id)?.matcher;
     }
 
-    public matching(event: string, payload: unknown): Webhook[] {
-        const forEvent = this.byEvent.get(event);
-        if (!forEvent) {
-            return [];
-        }
-        const matched: Webhook[] = [];
-        for (const { webhook, matches } of forEvent.values()) {
-            if (matches(payload)) {
-                matched.push(webhook);
+    /**
+     * The enabled webhooks of an event whose conditions hold, tested until `deadline` passes on
+     * the monotonic clock (`performance.now()`); those not decided by then are `deferred`.
+     */
+    public matching(event: string, payload: unknown, deadline = Infinity, now = monotonicNow): MatchResult {
+        const result: MatchResult = { matched: [], deferred: [] };
+        for (const { webhook, matcher } of this.byEvent.get(event)?.values() ?? []) {
+            if (result.deferred.length > 0 || now() > deadline) {
+                result.deferred.push(webhook);
+                continue;
+            }
+            const verdict = matcher.testWithin(payload, 0, deadline, now);
+            if (!verdict.done) {
+                result.deferred.push(webhook);
+            } else if (verdict.matches) {
+                result.matched.push(webhook);
             }
         }
-        return matched;
+        return result;
     }
 
     public get size(): number {
         return this.eventOf.size;
+    }
+
+    private entry(id: string): IndexedWebhook | undefined {
+        const event = this.eventOf.get(id);
+        return event === undefined ? undefined : this.byEvent.get(event)?.get(id);
     }
 }

@@ -1,12 +1,16 @@
 import Hapi from "@hapi/hapi";
 
 import { accessPlugin, AccessOptions } from "./access";
+import { StorageHealth } from "../store/storage-health";
+import { storageErrorsPlugin } from "./storage-errors";
 import { failValidation } from "./validation";
 
 export interface HttpServerOptions extends AccessOptions {
     host: string;
     port: number;
     bodyBytes: number;
+    /** The register's storage, where the server has one: its failures answer 503. */
+    health?: StorageHealth;
 }
 
 /** Registers the routes of one API prefix; called once for `/api` and once for `/api/v2`. */
@@ -29,6 +33,9 @@ export const createHttpServer = async (
         },
     });
     await server.register({ plugin: accessPlugin, options });
+    if (options.health) {
+        await server.register({ plugin: storageErrorsPlugin, options: { health: options.health } });
+    }
     for (const prefix of API_PREFIXES) {
         await server.register(
             {

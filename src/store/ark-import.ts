@@ -12,6 +12,9 @@ interface ArkWebhook {
     conditions?: unknown;
 }
 
+/** Checks an imported webhook's fields as the create route would; returns why it is refused. */
+export type ImportCheck = (input: Pick<Webhook, "event" | "target" | "enabled" | "conditions">) => string | undefined;
+
 export interface ArkImportResult {
     imported: Webhook[];
     skipped: string[];
@@ -45,7 +48,12 @@ const toWebhook = (entry: ArkWebhook, now: number): Webhook | string => {
  * Reads the register of ARK's core-webhooks (`<cache path>/webhooks.json`), once: the import is
  * recorded in the database and never repeated, even if the file stays.
  */
-export const readArkWebhooks = (db: SqliteDatabase, file: string, now: number): ArkImportResult | undefined => {
+export const readArkWebhooks = (
+    db: SqliteDatabase,
+    file: string,
+    now: number,
+    check: ImportCheck,
+): ArkImportResult | undefined => {
     const done = db.prepare<[string], { source: string }>("SELECT source FROM imports WHERE source = ?").get(SOURCE);
     if (done || !existsSync(file)) {
         return undefined;
@@ -56,9 +64,10 @@ export const readArkWebhooks = (db: SqliteDatabase, file: string, now: number): 
     const skipped: string[] = [];
     for (const entry of entries) {
         const webhook = toWebhook(entry ?? {}, now);
-        if (typeof webhook === "string") {
-            skipped.push(webhook);
-        } else {
+        const refusal = typeof webhook === "string" ? webhook : check(webhook);
+        if (refusal !== undefined) {
+            skipped.push(typeof webhook === "string" ? refusal : `${webhook.id}: ${refusal}`);
+        } else if (typeof webhook !== "string") {
             imported.push(webhook);
         }
     }

@@ -1,5 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
-import { mkdirSync } from "fs";
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from "fs";
 import { dirname } from "path";
 
 import { MIGRATIONS } from "./migrations";
@@ -67,11 +67,38 @@ const openConnection = (file: string, synchronous: "FULL" | "NORMAL"): SqliteDat
     }
 };
 
+const OWNER_ONLY_FOLDER = 0o700;
+const OWNER_ONLY_FILE = 0o600;
+
+/**
+ * Creates the folder and the file owner-only (the file holds every token), or checks the file
+ * found: an empty one is refused unless its WAL holds its content, since an empty file where a
+ * register should be means something went wrong, not a fresh start.
+ */
+const prepareFile = (file: string): void => {
+    mkdirSync(dirname(file), { recursive: true, mode: OWNER_ONLY_FOLDER });
+    try {
+        closeSync(openSync(file, "wx", OWNER_ONLY_FILE));
+        return;
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+            throw error;
+        }
+    }
+    const walFile = `${file}-wal`;
+    if (statSync(file).size === 0 && !(existsSync(walFile) && statSync(walFile).size > 0)) {
+        throw new StoreOpenError(
+            file,
+            "it is empty (0 bytes), so it holds no register; to start afresh, delete it (and any -wal and -shm files beside it) and start again",
+        );
+    }
+};
+
 export const openStore = (file: string): StoreConnections => {
     let register: SqliteDatabase | undefined;
     let outbox: SqliteDatabase | undefined;
     try {
-        mkdirSync(dirname(file), { recursive: true });
+        prepareFile(file);
         register = openConnection(file, "FULL");
         const integrity = register.pragma("quick_check", { simple: true });
         if (integrity !== "ok") {
@@ -85,7 +112,7 @@ export const openStore = (file: string): StoreConnections => {
         if (error instanceof StoreOpenError) {
             throw error;
         }
-        throw new StoreOpenError(file, error instanceof Error ? error.message : String(error));
+        throw new StoreOpenError(file, describeOpenError(error));
     }
     const connections = { register, outbox };
     return {
@@ -95,4 +122,13 @@ export const openStore = (file: string): StoreConnections => {
             connections.register.close();
         },
     };
+};
+
+const describeOpenError = (error: unknown): string => {
+    const message = error instanceof Error ? error.message : String(error);
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("SQLITE_READONLY")) {
+        return `${message}: the plugin needs to write it and the folder it is in (check their owner and mode)`;
+    }
+    return typeof code === "string" ? `${message} (${code})` : message;
 };

@@ -61,4 +61,9 @@ export const MIGRATIONS: readonly string[] = [
     `
     CREATE INDEX deliveries_due_by_webhook ON deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
     `,
+    // Webhooks the listener had no time to test (its matching budget), and why a delivery was cancelled.
+    `
+    ALTER TABLE event_journal ADD COLUMN deferred TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE deliveries ADD COLUMN reason TEXT;
+    `,
 ];

@@ -52,9 +52,6 @@ export class WebhookStore {
                 `UPDATE webhooks SET event = @event, target = @target, enabled = @enabled, conditions = @conditions,
                  match = @match, updated_at = @updated_at WHERE id = @id`,
             ),
-            setEnabled: db.prepare<[number, number, string]>(
-                "UPDATE webhooks SET enabled = ?, updated_at = ? WHERE id = ?",
-            ),
             delete: db.prepare<[string]>("DELETE FROM webhooks WHERE id = ?"),
             findById: db.prepare<[string], WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE id = ?`),
             page: db.prepare<[number, number], WebhookRow>(
@@ -72,10 +69,6 @@ export class WebhookStore {
     /** Writes every field but the token, which an update never changes. */
     public update(webhook: Webhook): boolean {
         return this.statements.update.run(webhookToRow(webhook)).changes === 1;
-    }
-
-    public setEnabled(id: string, enabled: boolean, now: number): boolean {
-        return this.statements.setEnabled.run(enabled ? 1 : 0, now, id).changes === 1;
     }
 
     public delete(id: string): boolean {

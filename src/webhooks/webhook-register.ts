@@ -19,15 +19,16 @@ export class WebhookRegister {
         private readonly store: WebhookStore,
         private readonly writes: WriteBatcher,
         private readonly index: WebhookIndex,
+        /** Told of every committed change, so that an enabled webhook's waiting deliveries go out. */
+        private readonly onChange: (webhook: Webhook) => void = () => undefined,
         private readonly clock: () => number = Date.now,
     ) {}
 
     /** Loads every webhook into the listener's index; called once at start. */
-    public loadIndex(): number {
+    public loadIndex(): void {
         for (const webhook of this.store.all()) {
             this.index.put(webhook);
         }
-        return this.index.size;
     }
 
     public page(page: number, limit: number): WebhookPage {
@@ -80,11 +81,17 @@ export class WebhookRegister {
         });
         if (updated) {
             this.index.put(updated);
+            this.onChange(updated);
         }
         return updated;
     }
 
+    /** true when this call changed the webhook's state (it exists and was the other way). */
     public async setEnabled(id: string, enabled: boolean): Promise<boolean> {
+        const current = this.store.findById(id);
+        if (!current || current.enabled === enabled) {
+            return false;
+        }
         return (await this.update(id, { enabled })) !== undefined;
     }
 

@@ -2,9 +2,7 @@ import Boom from "@hapi/boom";
 import Hapi from "@hapi/hapi";
 
 import { Attempt, Delivery } from "../../contracts";
-import { newDeliveryId } from "../../delivery/delivery-id";
-import { PING_EVENT } from "../../events/catalogue";
-import { DeliveryStore } from "../../store/delivery-store";
+import { DeliveryService } from "../../webhooks/delivery-service";
 import { WebhookRegister } from "../../webhooks/webhook-register";
 import { pageMeta } from "../pagination";
 import { notFoundWebhook } from "./webhooks-controller";
@@ -16,6 +14,7 @@ const presentDelivery = (delivery: Delivery) => ({
     status: delivery.status,
     attempts: delivery.attempts,
     nextAttemptAt: delivery.nextAttemptAt,
+    reason: delivery.reason,
     createdAt: delivery.createdAt,
     updatedAt: delivery.updatedAt,
 });
@@ -32,16 +31,14 @@ const presentAttempt = (attempt: Attempt) => ({
 export class DeliveriesController {
     public constructor(
         private readonly register: WebhookRegister,
-        private readonly outbox: DeliveryStore,
-        private readonly wakeDispatcher: (webhookId: string) => void,
+        private readonly deliveries: DeliveryService,
         private readonly prefix: string,
-        private readonly clock: () => number = Date.now,
     ) {}
 
     public index(request: Hapi.Request) {
         const webhookId = this.existingWebhookId(request);
         const { page, limit } = request.query as { page: number; limit: number };
-        const { deliveries, totalCount } = this.outbox.page(webhookId, (page - 1) * limit, limit);
+        const { deliveries, totalCount } = this.deliveries.page(webhookId, (page - 1) * limit, limit);
         const path = `${this.prefix}/webhooks/${encodeURIComponent(webhookId)}/deliveries`;
         return {
             meta: pageMeta({ path, page, limit }, deliveries.length, totalCount),
@@ -55,27 +52,21 @@ export class DeliveriesController {
             data: {
                 ...presentDelivery(delivery),
                 body: JSON.parse(delivery.body) as unknown,
-                attempts: this.outbox.attempts(delivery.id).map(presentAttempt),
+                attempts: this.deliveries.attempts(delivery.id).map(presentAttempt),
             },
         };
     }
 
     public redeliver(request: Hapi.Request, h: Hapi.ResponseToolkit) {
         const delivery = this.existingDelivery(request);
-        this.outbox.redeliver(delivery.webhookId, delivery.id, this.clock());
-        this.wakeDispatcher(delivery.webhookId);
-        return h.response({ data: presentDelivery(this.existingDelivery(request)) }).code(202);
+        const again = this.deliveries.redeliver(delivery.webhookId, delivery.id) ?? delivery;
+        return h.response({ data: presentDelivery(again) }).code(202);
     }
 
     public ping(request: Hapi.Request, h: Hapi.ResponseToolkit) {
         const webhookId = this.existingWebhookId(request);
-        const now = this.clock();
-        const id = newDeliveryId();
-        const body = JSON.stringify({ timestamp: now, event: PING_EVENT, data: { webhookId } });
-        this.outbox.journal({ event: PING_EVENT, body, createdAt: now, deliveries: [{ id, webhookId }] });
-        this.wakeDispatcher(webhookId);
-        const delivery = this.outbox.find(webhookId, id);
-        return h.response({ data: delivery ? presentDelivery(delivery) : { id } }).code(202);
+        const delivery = this.deliveries.ping(webhookId);
+        return h.response({ data: delivery ? presentDelivery(delivery) : null }).code(202);
     }
 
     private existingWebhookId(request: Hapi.Request): string {
@@ -88,7 +79,7 @@ export class DeliveriesController {
 
     private existingDelivery(request: Hapi.Request): Delivery {
         const webhookId = this.existingWebhookId(request);
-        const delivery = this.outbox.find(webhookId, request.params.deliveryId);
+        const delivery = this.deliveries.find(webhookId, request.params.deliveryId);
         if (!delivery) {
             throw Boom.notFound(`delivery ${request.params.deliveryId} of webhook ${webhookId} was not found`);
         }

@@ -2,11 +2,17 @@ import Joi from "joi";
 import RE2 from "re2";
 
 import { CONDITION_NAMES } from "../../contracts";
+import { parseTarget } from "../../delivery/target-url";
 import { EVENT_NAMES } from "../../events/catalogue";
+import { estimateRegexpCost } from "../../events/regexp-budget";
+import { depthOf } from "./value-shape";
 
 export interface WebhookSchemaLimits {
     conditions: number;
     regexpLength: number;
+    regexpProgramSize: number;
+    conditionValueDepth: number;
+    conditionValueBytes: number;
     pageSize: number;
 }
 
@@ -23,20 +29,45 @@ const numeric = Joi.alternatives()
     )
     .messages({ "alternatives.types": NUMERIC_MESSAGE });
 
-const regexpSource = (maxLength: number): Joi.StringSchema =>
+const regexpSource = (limits: WebhookSchemaLimits): Joi.StringSchema =>
     Joi.string()
-        .max(maxLength)
+        .max(limits.regexpLength)
         .custom((source: string, helpers) => {
+            const cost = estimateRegexpCost(source);
+            if (!cost.ok) {
+                return helpers.message({
+                    custom: `{{#label}} is not a safe regular expression (${cost.reason}); backreferences and lookarounds are refused because they need backtracking`,
+                });
+            }
+            if (cost.size > limits.regexpProgramSize) {
+                return helpers.message({
+                    custom: `{{#label}} is too large a regular expression: its program would have about ${cost.size} instructions, over limits.regexpProgramSize (${limits.regexpProgramSize}); write fewer or smaller counted repetitions`,
+                });
+            }
             try {
                 new RE2(source);
                 return source;
             } catch (error) {
                 const reason = error instanceof Error ? error.message : String(error);
-                return helpers.message({
-                    custom: `{{#label}} is not a safe regular expression (${reason}); backreferences and lookarounds are refused because they need backtracking`,
-                });
+                return helpers.message({ custom: `{{#label}} is not a safe regular expression (${reason})` });
             }
         });
+
+// Checked before anything serialises the value: a deeply nested one would overflow the stack.
+const conditionValue = (limits: WebhookSchemaLimits): Joi.AnySchema =>
+    Joi.any().custom((value: unknown, helpers) => {
+        if (depthOf(value, limits.conditionValueDepth) > limits.conditionValueDepth) {
+            return helpers.message({
+                custom: `{{#label}} nests deeper than limits.conditionValueDepth (${limits.conditionValueDepth} levels)`,
+            });
+        }
+        if (Buffer.byteLength(JSON.stringify(value) ?? "") > limits.conditionValueBytes) {
+            return helpers.message({
+                custom: `{{#label}} is larger than limits.conditionValueBytes (${limits.conditionValueBytes} bytes of JSON)`,
+            });
+        }
+        return value;
+    });
 
 const condition = (limits: WebhookSchemaLimits): Joi.ObjectSchema =>
     Joi.object({
@@ -51,10 +82,10 @@ const condition = (limits: WebhookSchemaLimits): Joi.ObjectSchema =>
                     then: Joi.object({ min: numeric.required(), max: numeric.required() }).required(),
                 },
                 { is: Joi.valid("gt", "gte", "lt", "lte"), then: numeric.required() },
-                { is: "regexp", then: regexpSource(limits.regexpLength).required() },
+                { is: "regexp", then: regexpSource(limits).required() },
                 { is: Joi.valid("truthy", "falsy"), then: Joi.any().strip() },
             ],
-            otherwise: Joi.any().required(),
+            otherwise: conditionValue(limits).required(),
         }),
     });
 
@@ -66,8 +97,10 @@ const fields = (limits: WebhookSchemaLimits) => ({
     event: eventName,
     target: Joi.string()
         .max(2048)
-        .uri({ scheme: ["http", "https"] })
-        .messages({ "string.uriCustomScheme": "{{#label}} must be an http or https URL" }),
+        .custom((target: string, helpers) => {
+            const parsed = parseTarget(target);
+            return parsed.ok ? target : helpers.message({ custom: `{{#label}} ${parsed.reason}` });
+        }),
     enabled: Joi.boolean(),
     conditions: Joi.array().items(condition(limits)).max(limits.conditions),
     match: Joi.string().valid("any", "all"),

@@ -1,0 +1,103 @@
+import { PayloadMatcher } from "../events/matcher";
+import { EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "../store/event-journal";
+
+export interface ExpanderDependencies {
+    journal: Pick<EventJournal, "oldest" | "commit">;
+    /** The compiled conditions of an enabled webhook; undefined when it is disabled or gone: it owes nothing. */
+    matcherOf: (webhookId: string) => PayloadMatcher | undefined;
+    /** A monotonic clock in milliseconds (performance.now). */
+    now: () => number;
+}
+
+export interface ExpansionResult {
+    /** true when the journal is empty. */
+    drained: boolean;
+    /** Webhooks given deliveries by this call. */
+    webhookIds: string[];
+    /** Journal entries moved by this call. */
+    committed: number;
+}
+
+// Journal entries read per query.
+const BATCH = 500;
+
+/** Where the testing of one entry's deferred webhooks stands, between two slices. */
+interface Progress {
+    seq: number;
+    payload: unknown;
+    /** The deferred webhook under test, and its condition to resume from. */
+    next: number;
+    condition: number;
+    owed: OwedDelivery[];
+}
+
+const payloadOf = (body: string): unknown => (JSON.parse(body) as { data?: unknown }).data;
+
+/**
+ * Moves journaled events into delivery rows, oldest first, within a time slice, so that the
+ * conditions the listener deferred (its per-event budget ran out) are tested a slice at a time and
+ * never hold the event loop for long. An entry is committed whole, with all its deliveries.
+ */
+export class JournalExpander {
+    private progress: Progress | undefined;
+
+    public constructor(private readonly dependencies: ExpanderDependencies) {}
+
+    public expand(sliceMs: number): ExpansionResult {
+        const { journal, now } = this.dependencies;
+        const deadline = now() + sliceMs;
+        const webhookIds: string[] = [];
+        let committed = 0;
+        for (;;) {
+            const entries = journal.oldest(BATCH);
+            if (entries.length === 0) {
+                return { drained: true, webhookIds, committed };
+            }
+            const ready: ExpandedEntry[] = [];
+            let finished = true;
+            for (const entry of entries) {
+                const owed = entry.deferred.length === 0 ? entry.deliveries : this.test(entry, deadline);
+                if (!owed) {
+                    finished = false;
+                    break;
+                }
+                ready.push({ ...entry, deliveries: owed });
+                owed.forEach((delivery) => webhookIds.push(delivery.webhookId));
+            }
+            journal.commit(ready);
+            committed += ready.length;
+            if (!finished || now() > deadline) {
+                return { drained: false, webhookIds, committed };
+            }
+        }
+    }
+
+    /** The entry's deliveries once every deferred webhook is tested; undefined when the slice ran out first. */
+    private test(entry: JournalEntry, deadline: number): OwedDelivery[] | undefined {
+        const { matcherOf, now } = this.dependencies;
+        const progress: Progress =
+            this.progress?.seq === entry.seq
+                ? this.progress
+                : { seq: entry.seq, payload: payloadOf(entry.body), next: 0, condition: 0, owed: [...entry.deliveries] };
+        while (progress.next < entry.deferred.length) {
+            const candidate = entry.deferred[progress.next];
+            const verdict = matcherOf(candidate.webhookId)?.testWithin(progress.payload, progress.condition, deadline, now);
+            if (verdict && !verdict.done) {
+                progress.condition = verdict.next;
+                this.progress = progress;
+                return undefined;
+            }
+            if (verdict?.matches) {
+                progress.owed.push(candidate);
+            }
+            progress.next++;
+            progress.condition = 0;
+            if (progress.next < entry.deferred.length && now() > deadline) {
+                this.progress = progress;
+                return undefined;
+            }
+        }
+        this.progress = undefined;
+        return progress.owed;
+    }
+}

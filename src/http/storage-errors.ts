@@ -1,0 +1,22 @@
+import Boom from "@hapi/boom";
+import Hapi from "@hapi/hapi";
+
+import { isStorageError, StorageHealth } from "../store/storage-health";
+
+/**
+ * A request that failed because the database file refused it (full, read-only, failing) answers
+ * 503 naming the file and the cause, never an opaque 500; the storage is reported degraded.
+ */
+export const storageErrorsPlugin: Hapi.Plugin<{ health: StorageHealth }> = {
+    name: "core-wallet-webhooks-storage-errors",
+    register(server, { health }) {
+        server.ext("onPreResponse", (request, h) => {
+            const response = request.response;
+            if (!Boom.isBoom(response) || !isStorageError(response)) {
+                return h.continue;
+            }
+            const message = health.failed(`${request.method.toUpperCase()} ${request.path}`, response);
+            return Boom.serverUnavailable(message);
+        });
+    },
+};

@@ -1,0 +1,120 @@
+import { SqliteDatabase } from "./database";
+
+export interface OwedDelivery {
+    id: string;
+    webhookId: string;
+}
+
+/** An event and the deliveries it owes, as the listener writes it: one row, whatever the fan-out. */
+export interface JournaledEvent {
+    event: string;
+    /** The exact body every delivery of the event posts. */
+    body: string;
+    createdAt: number;
+    /** Webhooks whose conditions held. */
+    deliveries: readonly OwedDelivery[];
+    /** Webhooks the listener had no time left to test within its budget: tested off its path. */
+    deferred: readonly OwedDelivery[];
+}
+
+export interface JournalEntry extends JournaledEvent {
+    seq: number;
+}
+
+/** A journal entry's outcome: the deliveries it owes after its deferred conditions were tested. */
+export interface ExpandedEntry {
+    seq: number;
+    event: string;
+    body: string;
+    createdAt: number;
+    deliveries: readonly OwedDelivery[];
+}
+
+interface JournalRow {
+    seq: number;
+    event: string;
+    body: string;
+    created_at: number;
+    deliveries: string;
+    deferred: string;
+}
+
+type Pair = [string, string];
+
+const toPairs = (owed: readonly OwedDelivery[]): string => JSON.stringify(owed.map(({ id, webhookId }) => [id, webhookId]));
+
+const fromPairs = (text: string): OwedDelivery[] =>
+    (JSON.parse(text) as Pair[]).map(([id, webhookId]) => ({ id, webhookId }));
+
+const rowToEntry = (row: JournalRow): JournalEntry => ({
+    seq: row.seq,
+    event: row.event,
+    body: row.body,
+    createdAt: row.created_at,
+    deliveries: fromPairs(row.deliveries),
+    deferred: fromPairs(row.deferred),
+});
+
+/**
+ * The listener's journal: one row per event, appended before the listener returns, and moved into
+ * the outbox's delivery rows by the dispatcher, off the listener's path. Reads never expand it.
+ */
+export class EventJournal {
+    private readonly statements;
+    private readonly appendAll: (events: readonly JournaledEvent[]) => void;
+    private readonly commitAll: (entries: readonly ExpandedEntry[]) => void;
+
+    public constructor(db: SqliteDatabase) {
+        this.statements = {
+            append: db.prepare<[string, string, number, string, string]>(
+                "INSERT INTO event_journal (event, body, created_at, deliveries, deferred) VALUES (?, ?, ?, ?, ?)",
+            ),
+            batch: db.prepare<[number], JournalRow>(
+                "SELECT seq, event, body, created_at, deliveries, deferred FROM event_journal ORDER BY seq LIMIT ?",
+            ),
+            backlog: db.prepare<[], { total: number }>("SELECT COUNT(*) AS total FROM event_journal"),
+            forget: db.prepare<[number]>("DELETE FROM event_journal WHERE seq <= ?"),
+            // A webhook deleted since its event was journaled owes nothing.
+            insert: db.prepare<[string, string, string, string, number, number, number, string]>(
+                `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+                 SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
+            ),
+        };
+        this.appendAll = db.transaction((events: readonly JournaledEvent[]) => events.forEach((event) => this.append(event)));
+        this.commitAll = db.transaction((entries: readonly ExpandedEntry[]) => {
+            for (const entry of entries) {
+                const at = entry.createdAt;
+                for (const { id, webhookId } of entry.deliveries) {
+                    this.statements.insert.run(id, webhookId, entry.event, entry.body, at, at, at, webhookId);
+                }
+            }
+            if (entries.length > 0) {
+                this.statements.forget.run(entries[entries.length - 1].seq);
+            }
+        });
+    }
+
+    /** One row and one implicit transaction: durable against a process crash once this returns. */
+    public append({ event, body, createdAt, deliveries, deferred }: JournaledEvent): void {
+        this.statements.append.run(event, body, createdAt, toPairs(deliveries), toPairs(deferred));
+    }
+
+    /** Every event in one transaction, in order, or none. */
+    public appendMany(events: readonly JournaledEvent[]): void {
+        this.appendAll(events);
+    }
+
+    /** The oldest entries, in order. */
+    public oldest(limit: number): JournalEntry[] {
+        return this.statements.batch.all(limit).map(rowToEntry);
+    }
+
+    /** Writes the entries' deliveries and forgets the entries, in one transaction; entries are in order. */
+    public commit(entries: readonly ExpandedEntry[]): void {
+        this.commitAll(entries);
+    }
+
+    public backlog(): number {
+        return this.statements.backlog.get()?.total ?? 0;
+    }
+}
