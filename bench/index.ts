@@ -1,5 +1,6 @@
 import { benchDelivery } from "./delivery";
 import { benchListener } from "./listener";
+import { benchRegexp } from "./regexp";
 import { benchRegister } from "./register";
 import { benchWallets } from "./wallets";
 
@@ -10,6 +11,7 @@ const main = async (): Promise<void> => {
         ["register", benchRegister],
         ["listener", benchListener],
         ["delivery", benchDelivery],
+        ["regexp", benchRegexp],
         ["wallets", benchWallets],
     ];
     for (const [name, run] of sections) {

@@ -234,8 +234,12 @@ export class WebhookPlugin {
         }
         const now = Date.now();
         const schema = createWebhookSchema(this.options.limits);
-        const found = readArkWebhooks(this.store.register, arkWebhooksFile, now, ({ event, target, enabled, conditions }) =>
-            schema.validate({ event, target, enabled, conditions }).error?.message,
+        const found = readArkWebhooks(
+            this.store.register,
+            arkWebhooksFile,
+            now,
+            ({ event, target, enabled, conditions }) =>
+                schema.validate({ event, target, enabled, conditions }).error?.message,
         );
         if (!found) {
             return;

@@ -75,7 +75,11 @@ describe("the listener's journal", () => {
                 [ids[1], ids[3]],
             ]);
             expect(outbox.pendingWebhookIds().sort()).toEqual([...hooks].sort());
-            expect(load(outbox, hooks[0], ids[2])).toMatchObject({ webhookId: hooks[0], status: "pending", attempts: 0 });
+            expect(load(outbox, hooks[0], ids[2])).toMatchObject({
+                webhookId: hooks[0],
+                status: "pending",
+                attempts: 0,
+            });
             expect(JSON.parse(load(outbox, hooks[0], ids[2])?.body ?? "{}").data.height).toBe(2);
             expect(second.outbox.prepare("SELECT COUNT(*) AS n FROM event_journal").get()).toEqual({ n: 0 });
         } finally {

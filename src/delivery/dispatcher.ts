@@ -39,13 +39,14 @@ export interface DispatcherDependencies {
 const MAX_SLEEP_MS = 30_000;
 // The time one turn of the event loop may spend turning journaled events into deliveries.
 const EXPANSION_SLICE_MS = 5;
+const EXPANSION_REST_MS = 15;
 export const GONE_REASON = "the receiver answered 410 Gone";
 
 /** The wait after the n-th failure in a row of the same thing: 1 s, doubling, at most `maxMs`. */
 export const failureBackoffMs = (failures: number, maxMs: number): number =>
     Math.min(1000 * 2 ** Math.max(0, failures - 1), maxMs);
 const WEBHOOK_BACKOFF_MAX_MS = 60_000;
-const PUMP_BACKOFF_MAX_MS = 10_000;
+const PUMP_BACKOFF_MAX_MS = 2_000;
 
 const targetKey = (target: string): string => {
     try {
@@ -132,7 +133,12 @@ export class DeliveryDispatcher {
             this.immediate = undefined;
         }
         await Promise.allSettled([...this.inFlight.values()]);
-        this.recordHeldOutcomes();
+        try {
+            this.recordHeldOutcomes();
+        } catch (error) {
+            // Those deliveries stay pending in the file and are sent again at the next start.
+            this.report(error, `the outcomes of ${this.unrecorded.size} attempts at shutdown`);
+        }
     }
 
     /** Attempts under way, and outcomes waiting to be written. */
@@ -167,7 +173,8 @@ export class DeliveryDispatcher {
             return;
         }
         if (!drained) {
-            this.wake();
+            // Conditions the listener deferred take at most a quarter of the node's loop.
+            this.sleep(EXPANSION_REST_MS);
         }
     }
 
@@ -366,10 +373,13 @@ export class DeliveryDispatcher {
         if (!this.running) {
             return;
         }
-        this.timer = setTimeout(() => {
-            this.pausedUntil = 0;
-            this.wake();
-        }, Math.min(milliseconds, MAX_SLEEP_MS));
+        this.timer = setTimeout(
+            () => {
+                this.pausedUntil = 0;
+                this.wake();
+            },
+            Math.min(milliseconds, MAX_SLEEP_MS),
+        );
         this.timer.unref();
     }
 }

@@ -78,10 +78,21 @@ export class JournalExpander {
         const progress: Progress =
             this.progress?.seq === entry.seq
                 ? this.progress
-                : { seq: entry.seq, payload: payloadOf(entry.body), next: 0, condition: 0, owed: [...entry.deliveries] };
+                : {
+                      seq: entry.seq,
+                      payload: payloadOf(entry.body),
+                      next: 0,
+                      condition: 0,
+                      owed: [...entry.deliveries],
+                  };
         while (progress.next < entry.deferred.length) {
             const candidate = entry.deferred[progress.next];
-            const verdict = matcherOf(candidate.webhookId)?.testWithin(progress.payload, progress.condition, deadline, now);
+            const verdict = matcherOf(candidate.webhookId)?.testWithin(
+                progress.payload,
+                progress.condition,
+                deadline,
+                now,
+            );
             if (verdict && !verdict.done) {
                 progress.condition = verdict.next;
                 this.progress = progress;

@@ -12,10 +12,15 @@ export const storageErrorsPlugin: Hapi.Plugin<{ health: StorageHealth }> = {
     register(server, { health }) {
         server.ext("onPreResponse", (request, h) => {
             const response = request.response;
-            if (!Boom.isBoom(response) || !isStorageError(response)) {
+            if (!Boom.isBoom(response)) {
                 return h.continue;
             }
-            const message = health.failed(`${request.method.toUpperCase()} ${request.path}`, response);
+            // Hapi boomifies the error thrown, or wraps it as `data` when it does not see an Error.
+            const cause = [response, response.data].find(isStorageError);
+            if (cause === undefined) {
+                return h.continue;
+            }
+            const message = health.failed(`${request.method.toUpperCase()} ${request.path}`, cause);
             return Boom.serverUnavailable(message);
         });
     },

@@ -105,6 +105,8 @@ export const openStore = (file: string): StoreConnections => {
             throw new StoreOpenError(file, `the integrity check failed (${String(integrity)})`);
         }
         migrate(register, file);
+        // A file that opens but refuses writes stops the start here, named, not at the first write.
+        register.pragma(`user_version = ${MIGRATIONS.length}`);
         outbox = openConnection(file, "NORMAL");
     } catch (error) {
         outbox?.close();

@@ -41,7 +41,8 @@ interface JournalRow {
 
 type Pair = [string, string];
 
-const toPairs = (owed: readonly OwedDelivery[]): string => JSON.stringify(owed.map(({ id, webhookId }) => [id, webhookId]));
+const toPairs = (owed: readonly OwedDelivery[]): string =>
+    JSON.stringify(owed.map(({ id, webhookId }) => [id, webhookId]));
 
 const fromPairs = (text: string): OwedDelivery[] =>
     (JSON.parse(text) as Pair[]).map(([id, webhookId]) => ({ id, webhookId }));
@@ -80,7 +81,9 @@ export class EventJournal {
                  SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
             ),
         };
-        this.appendAll = db.transaction((events: readonly JournaledEvent[]) => events.forEach((event) => this.append(event)));
+        this.appendAll = db.transaction((events: readonly JournaledEvent[]) =>
+            events.forEach((event) => this.append(event)),
+        );
         this.commitAll = db.transaction((entries: readonly ExpandedEntry[]) => {
             for (const entry of entries) {
                 const at = entry.createdAt;

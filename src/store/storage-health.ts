@@ -1,7 +1,16 @@
 import { ThrottledLog } from "../logging/throttled-log";
 
 // SQLite result codes that say the file, not the statement, is at fault; extended codes share a prefix.
-const STORAGE_CODES = ["SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_BUSY", "SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_PROTOCOL"];
+const STORAGE_CODES = [
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_READONLY",
+    "SQLITE_CANTOPEN",
+    "SQLITE_BUSY",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+    "SQLITE_PROTOCOL",
+];
 
 const codeOf = (error: unknown): string | undefined => {
     const code = (error as { code?: unknown } | null)?.code;

@@ -36,18 +36,24 @@ export class WriteBatcher {
             return;
         }
         const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+        let rolledBackBy: unknown;
         try {
             this.db.transaction(() => {
                 for (const { work } of batch) {
                     try {
                         outcomes.push({ ok: true, value: this.db.transaction(work)() });
                     } catch (error) {
+                        if (!this.db.inTransaction) {
+                            // SQLite rolled the whole transaction back (a full disk does): every write failed.
+                            rolledBackBy = error;
+                            return;
+                        }
                         outcomes.push({ ok: false, error });
                     }
                 }
             })();
         } catch (error) {
-            batch.forEach(({ reject }) => reject(error));
+            batch.forEach(({ reject }) => reject(rolledBackBy ?? error));
             return;
         }
         batch.forEach(({ resolve, reject }, index) => {

@@ -19,6 +19,8 @@ const loadDefaults = (environment: Record<string, string>): Record<string, unkno
 
 const validate = (config: Record<string, unknown>) => configSchema.validate(config);
 
+const serverOf = (config: Record<string, unknown>) => config.server as Record<string, unknown>;
+
 describe("plugin options", () => {
     it("accepts its own defaults", () => {
         const { error, value } = validate(loadDefaults({}));
@@ -70,5 +72,13 @@ describe("plugin options", () => {
         const { value } = validate({ ...loadDefaults({}), timeout: 1500 });
 
         expect(resolveOptions(value as PluginOptions).delivery.timeoutMs).toBe(1500);
+    });
+
+    it("trims server.apiKey from app.json as from the environment variable", () => {
+        const fromFile = validate({ ...loadDefaults({}), server: { ...serverOf(loadDefaults({})), apiKey: " key\n" } });
+        const fromEnvironment = validate(loadDefaults({ CORE_WALLET_WEBHOOKS_API_KEY: " key\n" }));
+
+        expect(fromFile.value.server.apiKey).toBe("key");
+        expect(fromEnvironment.value.server.apiKey).toBe("key");
     });
 });

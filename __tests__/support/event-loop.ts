@@ -1,0 +1,14 @@
+/**
+ * Counts how often a 10 ms timer fires while `work` runs for `windowMs`: a loop that never yields
+ * (a busy loop of microtasks, a synchronous stall) leaves it near zero.
+ */
+export const timerTicksDuring = async (windowMs: number, work: () => Promise<void> = async () => undefined) => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    try {
+        await Promise.all([work(), new Promise((resolve) => setTimeout(resolve, windowMs))]);
+    } finally {
+        clearInterval(timer);
+    }
+    return ticks;
+};

@@ -1,0 +1,154 @@
+import { regexp as arkRegexp } from "@arkecosystem/core-webhooks/dist/conditions";
+import { monitorEventLoopDelay, performance } from "perf_hooks";
+
+import { eventually } from "../__tests__/support/http";
+import { startPlugin } from "../__tests__/support/plugin-harness";
+import { defaults } from "../src/defaults";
+import { compileMatcher } from "../src/events/matcher";
+import { estimateRegexpCost } from "../src/events/regexp-budget";
+import { formatRow, percentile } from "./load";
+
+const PROGRAM_BUDGET = Number(defaults.limits.regexpProgramSize);
+const INPUT_CHARS = Number(defaults.limits.regexpInputChars);
+const SIZES = [255, INPUT_CHARS, 65_536];
+const DISTINCT_INPUTS = 200;
+const EVENTS = 1;
+const ALPHABETS = ["a", "ab", "01", "abcdefghijklmnopqrstuvwxyz0123456789 .,-_", "aé€😀"];
+
+/** Hostile families: nested and counted repetitions, alternations, classes, DFA state blow-ups. */
+const FAMILIES: string[] = [
+    ...[50, 100, 125, 250, 1000].map((n) => `.{${n}}z`),
+    ...[100, 200, 400].map((n) => `[^z]{${n}}z`),
+    ...[
+        [10, 5],
+        [20, 5],
+        [40, 3],
+        [100, 10],
+        [200, 5],
+    ].map(([inner, outer]) => `(.{0,${inner}}){0,${outer}}z`),
+    ...[12, 16, 30, 60, 120, 250].flatMap((k) => [`[ab]*a[ab]{${k}}c`, `.*a.{${k}}c`, `(a|b)*a(a|b){${k}}c`]),
+    ...[10, 30, 60, 100].map((n) => `(a|aa|aaa){${n}}b`),
+    "(a+)+$",
+    "(x+x+)+y",
+    "(.*a){20}z",
+    `(${Array.from({ length: 40 }, (_, index) => `w${index.toString(36)}`).join("|")})z`,
+];
+
+const randomText = (length: number, alphabet: string): string => {
+    const characters = [...alphabet];
+    let text = "";
+    while (text.length < length) {
+        text += characters[Math.floor(Math.random() * characters.length)];
+    }
+    return text.slice(0, length);
+};
+
+interface PatternRun {
+    pattern: string;
+    size: number;
+    accepted: boolean;
+    /** Per input size: p99 and max ms of one test, over distinct inputs. */
+    bySize: Array<{ p99: number; max: number }>;
+}
+
+/** One test of the plugin's compiled condition, as the listener runs it, timed over many distinct inputs. */
+const measurePattern = (pattern: string): PatternRun => {
+    const cost = estimateRegexpCost(pattern);
+    const size = cost.ok ? cost.size : Number.NaN;
+    const matcher = compileMatcher([{ key: "v", condition: "regexp", value: pattern }], "any", {
+        regexpInputChars: INPUT_CHARS,
+    });
+    const bySize = SIZES.map((length) => {
+        const times: number[] = [];
+        const rounds = length > 4096 ? 10 : DISTINCT_INPUTS / ALPHABETS.length;
+        for (let round = 0; round < rounds; round++) {
+            for (const alphabet of ALPHABETS) {
+                const payload = { v: randomText(length, alphabet) };
+                const begin = performance.now();
+                matcher.test(payload);
+                times.push(performance.now() - begin);
+            }
+        }
+        times.sort((a, b) => a - b);
+        return { p99: percentile(times, 0.99), max: times[times.length - 1] };
+    });
+    return { pattern, size, accepted: cost.ok && size <= PROGRAM_BUDGET, bySize };
+};
+
+/** 1,000 webhooks × 50 accepted hostile conditions: what one event costs the node's event loop. */
+const matchingCap = async (pattern: string) => {
+    const running = await startPlugin({ delivery: { retryScheduleSeconds: [3600] } });
+    const conditions = Array.from({ length: 50 }, () => ({
+        key: "vendorField",
+        condition: "regexp" as const,
+        value: pattern,
+    }));
+    for (let index = 0; index < 1_000; index++) {
+        await running.plugin.register.create({
+            event: "transaction.applied",
+            target: "http://127.0.0.1:9/hook",
+            enabled: true,
+            conditions,
+            match: "any",
+        });
+    }
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    const listenerMs: number[] = [];
+    delay.enable();
+    const started = performance.now();
+    for (let event = 0; event < EVENTS; event++) {
+        const begin = performance.now();
+        running.plugin.listener.handle({
+            name: "transaction.applied",
+            data: { vendorField: randomText(255, "ab"), amount: "1" },
+        });
+        listenerMs.push(performance.now() - begin);
+        await new Promise((resolve) => setImmediate(resolve));
+    }
+    await eventually(async () => (running.plugin.journal.backlog() === 0 ? true : undefined), {
+        timeoutMs: 600_000,
+        intervalMs: 50,
+    });
+    const matchedAfterMs = performance.now() - started;
+    delay.disable();
+    await running.stop();
+    return {
+        listenerMaxMs: Math.max(...listenerMs),
+        loopDelayMaxMs: delay.max / 1e6,
+        loopDelayP99Ms: delay.percentile(99) / 1e6,
+        matchedAfterMs,
+    };
+};
+
+export const benchRegexp = async (): Promise<string[]> => {
+    const runs = FAMILIES.map(measurePattern);
+    const accepted = runs.filter((run) => run.accepted);
+    const worst = SIZES.map((_, index) => Math.max(...accepted.map((run) => run.bySize[index].p99)));
+    const worstMax = SIZES.map((_, index) => Math.max(...accepted.map((run) => run.bySize[index].max)));
+    const hardest = accepted.reduce((a, b) => (b.bySize[1].p99 > a.bySize[1].p99 ? b : a));
+    const cap = await matchingCap(hardest.pattern);
+
+    const begin = performance.now();
+    arkRegexp(`${"a".repeat(27)}!!!`, "(a+)+$");
+    const arkStall = performance.now() - begin;
+
+    return [
+        `Regexp conditions: ${FAMILIES.length} hostile patterns, each tested as the plugin's compiled condition on ${DISTINCT_INPUTS} distinct random inputs of each size (alphabets chosen to drive RE2's DFA into new states). Budget: program size ≤ ${PROGRAM_BUDGET} (estimated), values longer than ${INPUT_CHARS} characters do not match.`,
+        "",
+        `| pattern | program size | accepted | ${SIZES.map((size) => `p99 / max ms at ${size.toLocaleString("en")} chars`).join(" | ")} |`,
+        `|---|---|---|${SIZES.map(() => "---").join("|")}|`,
+        ...runs.map((run) =>
+            formatRow([
+                `\`${run.pattern.length > 40 ? `${run.pattern.slice(0, 40)}…` : run.pattern}\``,
+                Number.isNaN(run.size) ? "refused" : run.size,
+                run.accepted ? "yes" : "no (422)",
+                ...run.bySize.map(({ p99, max }) => `${p99.toFixed(3)} / ${max.toFixed(3)}`),
+            ]),
+        ),
+        "",
+        `Worst accepted pattern, p99 / max of one test: ${SIZES.map((size, index) => `${worst[index].toFixed(3)} / ${worstMax[index].toFixed(3)} ms at ${size.toLocaleString("en")} chars`).join("; ")}.`,
+        `ARK core-webhooks, \`(a+)+$\` on 30 characters: ${arkStall.toFixed(0)} ms.`,
+        "",
+        `1,000 webhooks × 50 conditions of the hardest accepted pattern (\`${hardest.pattern}\`), ${EVENTS} event with a 255-character vendorField: listener longest ${cap.listenerMaxMs.toFixed(2)} ms per event (budget ${String(defaults.limits.matchingBudgetMs)} ms); event-loop delay p99 ${cap.loopDelayP99Ms.toFixed(1)} ms, max ${cap.loopDelayMaxMs.toFixed(1)} ms while the deferred conditions were tested; all tested after ${(cap.matchedAfterMs / 1000).toFixed(1)} s (${(EVENTS * 50_000).toLocaleString("en")} tests, at most a quarter of the loop).`,
+    ];
+};
