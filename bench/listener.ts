@@ -10,6 +10,7 @@ import { startPlugin } from "../__tests__/support/plugin-harness";
 import { Receiver } from "../__tests__/support/receiver";
 import { Condition } from "../src/contracts";
 import { EVENT_CATALOGUE } from "../src/events/catalogue";
+import { RegexpPool } from "../src/events/regexp-pool";
 import { compileMatcher } from "../src/events/matcher";
 import { startArkWebhooks } from "./ark-webhooks";
 import { formatRow, percentile } from "./load";
@@ -64,6 +65,7 @@ const regexpStall = (): { ours: number; ark: number } => {
     const input = `${"a".repeat(27)}!!!`;
     const matcher = compileMatcher([{ key: "vendorField", condition: "regexp", value: pattern }], "any", {
         regexpInputChars: 1024,
+        regexps: new RegexpPool(100),
     });
     let begin = performance.now();
     matcher.test({ vendorField: input });

@@ -7,6 +7,7 @@ import { JournalExpander } from "./delivery/journal-expander";
 import { DeliverySender, Resolver } from "./delivery/sender";
 import { compileTargetPolicy } from "./delivery/target-policy";
 import { KernelEventListener } from "./events/listener";
+import { RegexpPool } from "./events/regexp-pool";
 import { WebhookIndex } from "./events/webhook-index";
 import { DeliveriesController } from "./http/controllers/deliveries-controller";
 import { ServiceController } from "./http/controllers/service-controller";
@@ -104,7 +105,10 @@ export class WebhookPlugin {
                 }
             },
         });
-        this.index = new WebhookIndex({ regexpInputChars: options.limits.regexpInputChars });
+        this.index = new WebhookIndex({
+            regexpInputChars: options.limits.regexpInputChars,
+            regexps: new RegexpPool(options.limits.regexpPatterns),
+        });
         this.writes = new WriteBatcher(this.store.register);
         const webhookStore = new WebhookStore(this.store.register);
         this.register = new WebhookRegister(webhookStore, this.writes, this.index, (webhook) => {

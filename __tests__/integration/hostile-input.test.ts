@@ -209,6 +209,37 @@ describe("hostile input never freezes the node", () => {
             });
         });
 
+        it("caps the register's distinct patterns, each compiled once whatever the number of conditions using it", async () => {
+            running = await startPlugin({ limits: { regexpPatterns: 3 } });
+            const withPattern = (pattern: string) => ({
+                event: "transaction.applied",
+                target: "http://127.0.0.1:9/hook",
+                conditions: [{ key: "vendorField", condition: "regexp", value: pattern }],
+            });
+            const first = await created(running, withPattern("a+"));
+            await created(running, withPattern("b+"));
+            await created(running, withPattern("c+"));
+            await created(running, withPattern("a+"));
+
+            const over = await requestJson<ErrorBody>(`${running.url}/webhooks`, {
+                method: "POST",
+                body: withPattern("d+"),
+            });
+            expect(over.status).toBe(422);
+            expect(over.body.message).toMatch(/4 distinct regexp patterns, over limits\.regexpPatterns \(3\)/);
+
+            // Changing a pattern another webhook still uses frees nothing; deleting its last user does.
+            const update = await requestJson<ErrorBody>(`${running.url}/webhooks/${first}`, {
+                method: "PUT",
+                body: { conditions: [{ key: "vendorField", condition: "regexp", value: "d+" }] },
+            });
+            expect(update.status).toBe(422);
+            const others = running.plugin.register.page(1, 100).webhooks.filter((webhook) => webhook.id !== first);
+            const cUser = others.find((webhook) => webhook.conditions[0].value === "c+");
+            expect((await requestJson(`${running.url}/webhooks/${cUser?.id}`, { method: "DELETE" })).status).toBe(204);
+            await created(running, withPattern("d+"));
+        });
+
         it("tests what the listener had no time for later, and owes exactly what matches", async () => {
             // A budget no event can meet: every webhook's conditions are tested off the listener's path.
             running = await startPlugin({

@@ -22,6 +22,7 @@ export interface PluginOptions {
         regexpLength: number;
         regexpProgramSize: number;
         regexpInputChars: number;
+        regexpPatterns: number;
         conditionValueDepth: number;
         conditionValueBytes: number;
         matchingBudgetMs: number;

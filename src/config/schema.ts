@@ -45,6 +45,7 @@ export const configSchema = Joi.object({
         regexpLength: positiveInteger.required(),
         regexpProgramSize: positiveInteger.required(),
         regexpInputChars: positiveInteger.required(),
+        regexpPatterns: positiveInteger.required(),
         conditionValueDepth: positiveInteger.required(),
         conditionValueBytes: positiveInteger.required(),
         matchingBudgetMs: Joi.number().positive().required(),

@@ -1,8 +1,7 @@
-import RE2 from "re2";
-
 import { Condition, ConditionName } from "../contracts";
 import { compareDecimals, Decimal, toDecimal } from "./decimal";
 import { toPlainValue, valuesEqual } from "./normalise";
+import { RegexpPool } from "./regexp-pool";
 
 /** A condition's test of one payload value; the value is never missing (missing keys are false). */
 export type ValueTest = (actual: unknown) => boolean;
@@ -10,6 +9,8 @@ export type ValueTest = (actual: unknown) => boolean;
 export interface ConditionOptions {
     /** Longest string a regexp condition tests; a longer value does not match (see regexp-budget.ts). */
     regexpInputChars: number;
+    /** Where regexp conditions get their compiled pattern; a matcher releases it when dropped. */
+    regexps: RegexpPool;
 }
 
 /** Turns a validated condition value into a test; all parsing happens here, once, at creation. */
@@ -68,9 +69,9 @@ export const CONDITIONS: Record<ConditionName, ConditionCompiler> = {
         }
         return Array.isArray(plain) && plain.some((item) => valuesEqual(item, expected));
     },
-    regexp: (expected, { regexpInputChars }) => {
+    regexp: (expected, { regexpInputChars, regexps }) => {
         // RE2 is linear in the input; the input is bounded too, so one test's time has a ceiling.
-        const expression = new RE2(String(expected));
+        const expression = regexps.acquire(String(expected));
         return (actual) => {
             const plain = toPlainValue(actual);
             if (typeof plain !== "string" && typeof plain !== "number") {

@@ -13,7 +13,11 @@ export interface PayloadMatcher {
     test(payload: unknown): boolean;
     /** Tests conditions from `from` until the verdict is known or `now()` passes `deadline`. */
     testWithin(payload: unknown, from: number, deadline: number, now: () => number): Verdict;
+    /** Gives back the compiled patterns it holds; the matcher is not used after. */
+    dispose(): void;
 }
+
+const NEVER: Probe = () => false;
 
 const compileProbe = (condition: Condition, options: ConditionOptions): Probe => {
     const read = compilePath(condition.key);
@@ -22,7 +26,7 @@ const compileProbe = (condition: Condition, options: ConditionOptions): Probe =>
         test = compileCondition(condition, options);
     } catch {
         // Only a condition stored before today's validation can fail here: it never matches.
-        return () => false;
+        return NEVER;
     }
     return (payload) => {
         try {
@@ -44,7 +48,14 @@ export const compileMatcher = (
     match: MatchMode,
     options: ConditionOptions,
 ): PayloadMatcher => {
-    const probes = conditions.map((condition) => compileProbe(condition, options));
+    const held: string[] = [];
+    const probes = conditions.map((condition) => {
+        const probe = compileProbe(condition, options);
+        if (probe !== NEVER && condition.condition === "regexp") {
+            held.push(String(condition.value));
+        }
+        return probe;
+    });
     const decisive = match === "any";
     const testWithin = (payload: unknown, from: number, deadline: number, now: () => number): Verdict => {
         for (let index = from; index < probes.length; index++) {
@@ -63,5 +74,6 @@ export const compileMatcher = (
             return verdict.done && verdict.matches;
         },
         testWithin,
+        dispose: () => held.splice(0).forEach((source) => options.regexps.release(source)),
     };
 };

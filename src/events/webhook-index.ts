@@ -47,6 +47,7 @@ export class WebhookIndex {
             return;
         }
         const forEvent = this.byEvent.get(event);
+        forEvent?.get(id)?.matcher.dispose();
         forEvent?.delete(id);
         if (forEvent?.size === 0) {
             this.byEvent.delete(event);
@@ -87,6 +88,28 @@ export class WebhookIndex {
 
     public get size(): number {
         return this.eventOf.size;
+    }
+
+    /**
+     * Why the webhook, once enabled, would take the register over its number of distinct regexp
+     * patterns; undefined when it fits. Its own current patterns count as freed.
+     */
+    public regexpOverflow(webhook: Pick<Webhook, "id" | "enabled" | "conditions">): string | undefined {
+        if (!webhook.enabled) {
+            return undefined;
+        }
+        const { regexps } = this.options;
+        const sourcesOf = (conditions: Webhook["conditions"]): string[] =>
+            conditions
+                .filter((condition) => condition.condition === "regexp")
+                .map((condition) => String(condition.value));
+        const after = regexps.sizeAfter(
+            sourcesOf(webhook.conditions),
+            sourcesOf(this.entry(webhook.id)?.webhook.conditions ?? []),
+        );
+        return after > regexps.maxPatterns
+            ? `"conditions" would take the register to ${after} distinct regexp patterns, over limits.regexpPatterns (${regexps.maxPatterns}); reuse a pattern or remove another webhook's`
+            : undefined;
     }
 
     private entry(id: string): IndexedWebhook | undefined {

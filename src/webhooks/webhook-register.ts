@@ -5,6 +5,9 @@ import { WebhookIndex } from "../events/webhook-index";
 import { WebhookStore } from "../store/webhook-store";
 import { WriteBatcher } from "../store/write-batcher";
 
+/** A change the register refuses because of a register-wide limit; the message names the limit. */
+export class RegisterLimitError extends Error {}
+
 export interface WebhookPage {
     webhooks: Webhook[];
     totalCount: number;
@@ -48,6 +51,7 @@ export class WebhookRegister {
             createdAt: now,
             updatedAt: now,
         };
+        this.assertFits(webhook);
         await this.writes.run(() => this.store.insert(webhook));
         this.index.put(webhook);
         return webhook;
@@ -59,7 +63,9 @@ export class WebhookRegister {
      */
     public async restore(webhooks: readonly Webhook[], alsoInTransaction: () => void): Promise<Webhook[]> {
         const added = await this.writes.run(() => {
-            const fresh = webhooks.filter((webhook) => !this.store.findById(webhook.id));
+            const fresh = webhooks.filter(
+                (webhook) => !this.store.findById(webhook.id) && this.index.regexpOverflow(webhook) === undefined,
+            );
             fresh.forEach((webhook) => this.store.insert(webhook));
             alsoInTransaction();
             return fresh;
@@ -76,6 +82,7 @@ export class WebhookRegister {
                 return undefined;
             }
             const next: Webhook = { ...current, ...changes, updatedAt: this.clock() };
+            this.assertFits(next);
             this.store.update(next);
             return next;
         });
@@ -93,6 +100,13 @@ export class WebhookRegister {
             return false;
         }
         return (await this.update(id, { enabled })) !== undefined;
+    }
+
+    private assertFits(webhook: Webhook): void {
+        const overflow = this.index.regexpOverflow(webhook);
+        if (overflow) {
+            throw new RegisterLimitError(overflow);
+        }
     }
 
     public async delete(id: string): Promise<boolean> {

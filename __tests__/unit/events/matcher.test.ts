@@ -2,10 +2,11 @@ import { Utils } from "@arkecosystem/crypto";
 
 import samples from "../../fixtures/node-samples/events.json";
 import { Condition, MatchMode } from "../../../src/contracts";
+import { RegexpPool } from "../../../src/events/regexp-pool";
 import { compileMatcher } from "../../../src/events/matcher";
 
 const matches = (payload: unknown, conditions: Condition[], match: MatchMode = "any"): boolean =>
-    compileMatcher(conditions, match, { regexpInputChars: 1024 }).test(payload);
+    compileMatcher(conditions, match, { regexpInputChars: 1024, regexps: new RegexpPool(100) }).test(payload);
 
 const one = (key: string, condition: Condition["condition"], value?: unknown): Condition[] => [
     { key, condition, value },

@@ -1,4 +1,5 @@
 import { Webhook } from "../../../src/contracts";
+import { RegexpPool } from "../../../src/events/regexp-pool";
 import { WebhookIndex } from "../../../src/events/webhook-index";
 
 const webhook = (id: string, overrides: Partial<Webhook> = {}): Webhook => ({
@@ -16,7 +17,7 @@ const webhook = (id: string, overrides: Partial<Webhook> = {}): Webhook => ({
 
 describe("the webhook index", () => {
     it("matches the enabled webhooks of an event by their conditions", () => {
-        const index = new WebhookIndex({ regexpInputChars: 1024 });
+        const index = new WebhookIndex({ regexpInputChars: 1024, regexps: new RegexpPool(100) });
         index.put(webhook("a"));
         index.put(webhook("b", { conditions: [] }));
         index.put(webhook("c", { enabled: false }));
@@ -27,7 +28,7 @@ describe("the webhook index", () => {
     });
 
     it("gives an enabled webhook by id, and forgets one disabled, moved or removed", () => {
-        const index = new WebhookIndex({ regexpInputChars: 1024 });
+        const index = new WebhookIndex({ regexpInputChars: 1024, regexps: new RegexpPool(100) });
         index.put(webhook("a"));
         index.put(webhook("b"));
         index.put(webhook("c"));

@@ -3,7 +3,7 @@ import Hapi from "@hapi/hapi";
 
 import { Webhook, WebhookInput } from "../../contracts";
 import { EVENT_CATALOGUE } from "../../events/catalogue";
-import { WebhookRegister } from "../../webhooks/webhook-register";
+import { RegisterLimitError, WebhookRegister } from "../../webhooks/webhook-register";
 import { pageMeta } from "../pagination";
 
 /** A webhook as the interface shows it: never the token, which only creation returns. */
@@ -15,6 +15,14 @@ export const presentWebhook = (webhook: Webhook) => ({
     conditions: webhook.conditions,
     match: webhook.match,
 });
+
+const refusingOverLimits = async <T>(change: () => Promise<T>): Promise<T> => {
+    try {
+        return await change();
+    } catch (error) {
+        throw error instanceof RegisterLimitError ? Boom.badData(error.message) : error;
+    }
+};
 
 export const notFoundWebhook = (id: string): Boom.Boom => Boom.notFound(`webhook ${id} was not found`);
 
@@ -42,12 +50,14 @@ export class WebhooksController {
     }
 
     public async store(request: Hapi.Request, h: Hapi.ResponseToolkit) {
-        const webhook = await this.register.create(request.payload as WebhookInput);
+        const webhook = await refusingOverLimits(() => this.register.create(request.payload as WebhookInput));
         return h.response({ data: { ...presentWebhook(webhook), token: webhook.token } }).code(201);
     }
 
     public async update(request: Hapi.Request, h: Hapi.ResponseToolkit) {
-        const updated = await this.register.update(request.params.id, request.payload as Partial<WebhookInput>);
+        const updated = await refusingOverLimits(() =>
+            this.register.update(request.params.id, request.payload as Partial<WebhookInput>),
+        );
         if (!updated) {
             throw notFoundWebhook(request.params.id);
         }
