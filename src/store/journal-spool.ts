@@ -20,7 +20,7 @@ export interface SpoolStats {
 export interface SpoolDependencies {
     journal: Pick<EventJournal, "append" | "appendMany">;
     health: StorageHealth;
-    /** Called with the webhooks of events that reached the file. */
+    /** Called with the webhooks owed deliveries by events that reached the file. */
     onWritten: (webhookIds: string[]) => void;
     logError: (message: string) => void;
 }
@@ -31,8 +31,9 @@ const BYTES_PER_DELIVERY = 80;
 const sizeOf = (event: JournaledEvent): number =>
     event.body.length * 2 + (event.deliveries.length + event.deferred.length) * BYTES_PER_DELIVERY;
 
+// Deferred webhooks are not owed anything yet: the expander announces them once their conditions hold.
 const webhookIdsOf = (events: readonly JournaledEvent[]): string[] =>
-    events.flatMap((event) => [...event.deliveries, ...event.deferred].map((delivery) => delivery.webhookId));
+    events.flatMap((event) => event.deliveries.map((delivery) => delivery.webhookId));
 
 /**
  * The listener's way into the journal. While the file accepts writes it writes straight through;
