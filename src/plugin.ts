@@ -95,11 +95,13 @@ export class WebhookPlugin {
             info: (message) => logger.info(`${name} ${message}`),
             warning: (message) => logger.warning(`${name} ${message}`),
         });
+        const warnings = new ThrottledLog((message) => logger.warning(`${name} ${message}`));
         this.checkpointer = new Checkpointer({
             file: environment.file,
             intervalMs: CHECKPOINT_INTERVAL_MS,
             onFailure: (reason) => {
-                logger.warning(`${name} checkpoints in the event loop again: ${reason}`);
+                // A full disk fails every checkpoint: said once a minute, not once a second.
+                warnings.write("checkpoint", `checkpoints in the event loop again: ${reason}`);
                 if (this.store.register.open) {
                     resumeAutoCheckpoints(this.store);
                 }
@@ -261,7 +263,7 @@ export class WebhookPlugin {
         try {
             this.outbox.purgeFinishedBefore(Date.now() - this.options.delivery.retentionDays * 24 * HOUR_MS);
         } catch (error) {
-            this.health.failed("the retention purge", error);
+            this.health.failed("purge", error);
         }
     }
 

@@ -1,6 +1,6 @@
 import { Delivery, Webhook } from "../contracts";
 import { DeliveryStore } from "../store/delivery-store";
-import { isStorageError, StorageHealth } from "../store/storage-health";
+import { isStorageError, StorageHealth, StoragePart } from "../store/storage-health";
 import { attemptDelivery, DeliveryReport } from "./attempt";
 import { JournalExpander } from "./journal-expander";
 import { DeliverySender } from "./sender";
@@ -137,7 +137,7 @@ export class DeliveryDispatcher {
             this.recordHeldOutcomes();
         } catch (error) {
             // Those deliveries stay pending in the file and are sent again at the next start.
-            this.report(error, `the outcomes of ${this.unrecorded.size} attempts at shutdown`);
+            this.report(error, "outcomes");
         }
     }
 
@@ -156,7 +156,7 @@ export class DeliveryDispatcher {
             const expansion = this.dependencies.expander.expand(EXPANSION_SLICE_MS);
             drained = expansion.drained;
             if (expansion.committed > 0) {
-                this.dependencies.health.succeeded();
+                this.dependencies.health.succeeded("deliveries");
             }
             this.enqueueExpanded(expansion.webhookIds);
             this.startDue(this.clock());
@@ -166,7 +166,7 @@ export class DeliveryDispatcher {
             this.pumpFailures = 0;
         } catch (error) {
             this.pumpFailures++;
-            this.report(error, "delivery");
+            this.report(error, "deliveries");
             const wait = failureBackoffMs(this.pumpFailures, PUMP_BACKOFF_MAX_MS);
             this.pausedUntil = this.clock() + wait;
             this.sleep(wait);
@@ -192,11 +192,14 @@ export class DeliveryDispatcher {
 
     /** Writes the outcomes that could not be written when they came; throws while the file refuses. */
     private recordHeldOutcomes(): void {
+        if (this.unrecorded.size === 0) {
+            return;
+        }
         for (const [id, record] of this.unrecorded) {
             this.dependencies.outbox.record(record);
             this.unrecorded.delete(id);
-            this.dependencies.health.succeeded();
         }
+        this.dependencies.health.succeeded("outcomes");
     }
 
     /** Visits the webhooks with pending deliveries, from a rotating start, until every slot is taken. */
@@ -286,7 +289,7 @@ export class DeliveryDispatcher {
             until: this.clock() + failureBackoffMs(failures, WEBHOOK_BACKOFF_MAX_MS),
             failures,
         });
-        this.report(error, "an attempt's outcome");
+        this.report(error, "outcomes");
     }
 
     /**
@@ -306,7 +309,7 @@ export class DeliveryDispatcher {
                 this.wake();
             }
         } catch (error) {
-            this.report(error, "delivery");
+            this.report(error, "deliveries");
             this.wake();
         }
     }
@@ -325,7 +328,9 @@ export class DeliveryDispatcher {
             this.unrecorded.set(delivery.id, report.record);
             throw error;
         }
-        this.dependencies.health.succeeded();
+        if (this.unrecorded.size === 0) {
+            this.dependencies.health.succeeded("outcomes");
+        }
         this.dependencies.onReport(report);
         await this.afterDecision(report);
     }
@@ -343,10 +348,10 @@ export class DeliveryDispatcher {
         }
     }
 
-    private report(error: unknown, operation: string): void {
+    private report(error: unknown, part: StoragePart): void {
         try {
             if (isStorageError(error)) {
-                this.dependencies.health.failed(operation, error);
+                this.dependencies.health.failed(part, error);
             } else {
                 this.dependencies.onError(error);
             }

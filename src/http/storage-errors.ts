@@ -20,7 +20,7 @@ export const storageErrorsPlugin: Hapi.Plugin<{ health: StorageHealth }> = {
             if (cause === undefined) {
                 return h.continue;
             }
-            const message = health.failed(`${request.method.toUpperCase()} ${request.path}`, cause);
+            const message = health.failed("request", cause);
             return Boom.serverUnavailable(message);
         });
     },

@@ -60,7 +60,7 @@ export class JournalSpool {
         if (this.queue.length === 0) {
             try {
                 this.dependencies.journal.append(event);
-                this.dependencies.health.succeeded();
+                this.dependencies.health.succeeded("journal");
                 this.dependencies.onWritten(webhookIdsOf([event]));
                 return;
             } catch (error) {
@@ -68,7 +68,7 @@ export class JournalSpool {
                     this.drop(event, `could not be written: ${String(error)}`);
                     return;
                 }
-                this.dependencies.health.failed("the journal", error);
+                this.dependencies.health.failed("journal", error);
             }
         }
         this.hold(event);
@@ -87,7 +87,7 @@ export class JournalSpool {
         try {
             this.dependencies.journal.appendMany(held);
         } catch (error) {
-            this.dependencies.health.failed("the journal", error);
+            this.dependencies.health.failed("journal", error);
             this.schedule();
             return false;
         }
@@ -95,7 +95,7 @@ export class JournalSpool {
         this.bytes = 0;
         clearTimeout(this.timer);
         this.timer = undefined;
-        this.dependencies.health.succeeded();
+        this.dependencies.health.succeeded("journal");
         this.dependencies.onWritten(webhookIdsOf(held));
         return true;
     }

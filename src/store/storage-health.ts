@@ -24,9 +24,11 @@ export const isStorageError = (error: unknown): boolean => {
 };
 
 const describe = (error: unknown): string => {
-    const message = error instanceof Error ? error.message : String(error);
+    // Read the message by shape: errors thrown by a native module may come from another realm.
+    const message = (error as { message?: unknown } | null)?.message;
+    const text = typeof message === "string" ? message : String(error);
     const code = codeOf(error);
-    return code ? `${message} (${code})` : message;
+    return code ? `${text} (${code})` : text;
 };
 
 export interface StorageState {
@@ -43,11 +45,28 @@ export interface HealthLogger {
 }
 
 /**
+ * Parts that hold what they could not write (the journal's spool, the dispatcher's outcomes) stay
+ * failed until they write it; a part that only reports (a request, the retention purge) is cleared
+ * by any write that goes through.
+ */
+export type StoragePart = "journal" | "outcomes" | "deliveries" | "request" | "purge";
+const HOLDING_PARTS: ReadonlySet<StoragePart> = new Set(["journal", "outcomes"]);
+const PART_LABELS: Record<StoragePart, string> = {
+    journal: "the journal (events wait in the spool)",
+    outcomes: "attempt outcomes (nothing is sent until they are written)",
+    deliveries: "new deliveries (events wait in the journal)",
+    request: "an API request",
+    purge: "the retention purge",
+};
+
+/**
  * Whether the database file accepts writes. Every part that writes reports here; the API reads it
  * to answer 503 naming the file and the cause, and failures are logged once per interval.
  */
 export class StorageHealth {
-    private current: StorageState;
+    private readonly failing = new Map<StoragePart, string>();
+    private cause: string | null = null;
+    private since: number | null = null;
     private readonly log: ThrottledLog;
 
     public constructor(
@@ -55,38 +74,49 @@ export class StorageHealth {
         private readonly logger: HealthLogger,
         private readonly clock: () => number = Date.now,
     ) {
-        this.current = { state: "ok", file, cause: null, since: null };
         this.log = new ThrottledLog((message) => logger.warning(message), clock);
     }
 
     public get degraded(): boolean {
-        return this.current.state === "degraded";
+        return this.failing.size > 0;
     }
 
     public snapshot(): StorageState {
-        return { ...this.current };
+        return this.degraded
+            ? { state: "degraded", file: this.file, cause: this.cause, since: this.since }
+            : { state: "ok", file: this.file, cause: null, since: null };
     }
 
-    /** Records a failed write; returns the message that names the file and the cause. */
-    public failed(operation: string, error: unknown): string {
+    /** Records a failed write of a part; returns the message that names the file and the cause. */
+    public failed(part: StoragePart, error: unknown): string {
         const cause = describe(error);
         if (!this.degraded) {
-            this.current = { state: "degraded", file: this.file, cause, since: this.clock() };
-        } else {
-            this.current.cause = cause;
+            this.since = this.clock();
         }
+        this.failing.set(part, cause);
+        this.cause = cause;
         const message = `storage degraded: ${this.file}: ${cause}`;
-        this.log.write("storage", `${message}; ${operation} is held until the file accepts writes again`);
+        this.log.write("storage", `${message}, writing ${PART_LABELS[part]}`);
         return message;
     }
 
-    /** Records a write that went through: a degraded store is healthy again. */
-    public succeeded(): void {
+    /** Records a write of a part that went through. */
+    public succeeded(part: StoragePart): void {
         if (!this.degraded) {
             return;
         }
-        const since = this.current.since ?? this.clock();
-        this.current = { state: "ok", file: this.file, cause: null, since: null };
+        this.failing.delete(part);
+        for (const failed of [...this.failing.keys()]) {
+            if (!HOLDING_PARTS.has(failed)) {
+                this.failing.delete(failed);
+            }
+        }
+        if (this.degraded) {
+            return;
+        }
+        const since = this.since ?? this.clock();
+        this.cause = null;
+        this.since = null;
         this.log.reset("storage");
         this.logger.info(`storage recovered: ${this.file} accepts writes again after ${this.clock() - since} ms`);
     }
