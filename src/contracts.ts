@@ -36,6 +36,16 @@ export interface Webhook {
     updatedAt: number;
 }
 
+/** A webhook as it is shown outside the register (the API, kernel events): never its token. */
+export const publicWebhook = (webhook: Webhook) => ({
+    id: webhook.id,
+    event: webhook.event,
+    target: webhook.target,
+    enabled: webhook.enabled,
+    conditions: webhook.conditions,
+    match: webhook.match,
+});
+
 /** The fields a client may set; the rest are the register's. */
 export type WebhookInput = Pick<Webhook, "event" | "target" | "enabled" | "conditions" | "match">;
 
@@ -65,4 +75,22 @@ export interface Attempt {
     statusCode: number | null;
     error: string | null;
     responseExcerpt: string | null;
+}
+
+/** Whether the database file accepts writes, as `GET /api` shows it. */
+export interface StorageState {
+    state: "ok" | "degraded";
+    file: string;
+    /** What failed last, while degraded. */
+    cause: string | null;
+    since: number | null;
+}
+
+/** The listener's spool of events the file refused, as `GET /api` shows it. */
+export interface SpoolStats {
+    events: number;
+    bytes: number;
+    maxBytes: number;
+    /** Events lost because the spool was full or the event could not be written at all, since start. */
+    dropped: number;
 }

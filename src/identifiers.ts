@@ -3,4 +3,5 @@ export const Identifiers = {
     WebhookRegister: Symbol.for("core-wallet-webhooks<WebhookRegister>"),
     DeliveryStore: Symbol.for("core-wallet-webhooks<DeliveryStore>"),
     Listener: Symbol.for("core-wallet-webhooks<Listener>"),
+    WalletCatalogue: Symbol.for("core-wallet-webhooks<WalletCatalogue>"),
 };

@@ -2,7 +2,9 @@ import Hapi from "@hapi/hapi";
 import { performance } from "perf_hooks";
 
 import { PluginOptions } from "./config/options";
-import { DeliveryDispatcher, DeliveryReport } from "./delivery/dispatcher";
+import { announceAttempt } from "./delivery/announcer";
+import { DeliveryDispatcher } from "./delivery/dispatcher";
+import { Retention } from "./delivery/retention";
 import { JournalExpander } from "./delivery/journal-expander";
 import { DeliverySender, Resolver } from "./delivery/sender";
 import { compileTargetPolicy } from "./delivery/target-policy";
@@ -11,30 +13,26 @@ import { RegexpPool } from "./events/regexp-pool";
 import { WebhookIndex } from "./events/webhook-index";
 import { DeliveriesController } from "./http/controllers/deliveries-controller";
 import { ServiceController } from "./http/controllers/service-controller";
-import { presentWebhook, WebhooksController } from "./http/controllers/webhooks-controller";
+import { WebhooksController } from "./http/controllers/webhooks-controller";
 import { registerDeliveryRoutes } from "./http/routes/deliveries";
 import { registerServiceRoutes } from "./http/routes/service";
 import { registerWebhookRoutes } from "./http/routes/webhooks";
 import { createWebhookSchema } from "./http/schemas/webhook";
 import { createHttpServer } from "./http/server";
 import { ThrottledLog } from "./logging/throttled-log";
-import { markArkImportDone, readArkWebhooks } from "./store/ark-import";
 import { Checkpointer } from "./store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections } from "./store/database";
 import { DeliveryStore } from "./store/delivery-store";
 import { EventJournal } from "./store/event-journal";
 import { JournalSpool } from "./store/journal-spool";
-import { StorageHealth } from "./store/storage-health";
+import { isStorageError, StorageHealth } from "./store/storage-health";
 import { WebhookStore } from "./store/webhook-store";
 import { WriteBatcher } from "./store/write-batcher";
-import { WalletRouteOptions, walletRoutesPlugin } from "./wallets/wallet-routes";
-import { WalletsController } from "./wallets/wallets-controller";
+import { WalletRoutes, walletRoutesPlugin } from "./wallets/wallet-routes";
+import { importArkRegister } from "./webhooks/ark-register-import";
 import { DeliveryService } from "./webhooks/delivery-service";
 import { WebhookRegister } from "./webhooks/webhook-register";
 
-export const WEBHOOK_EVENTS = { broadcasted: "webhooks.broadcasted", failed: "webhooks.failed" } as const;
-
-const HOUR_MS = 60 * 60 * 1000;
 const CHECKPOINT_INTERVAL_MS = 1000;
 const SPOOL_RETRY_MS = 1000;
 
@@ -58,12 +56,6 @@ export interface PluginEnvironment {
     resolve?: Resolver;
 }
 
-/** The wallet routes, over the node's state; absent where there is no node (webhook-only tests). */
-export interface WalletRoutes {
-    controller: WalletsController;
-    options: WalletRouteOptions;
-}
-
 /**
  * Every part of the plugin, wired in order. The service provider builds one inside the node;
  * tests and benchmarks build the very same one around a real SQLite file and a real port.
@@ -82,7 +74,7 @@ export class WebhookPlugin {
     private readonly writes: WriteBatcher;
     private readonly sender: DeliverySender;
     private server: Hapi.Server | undefined;
-    private purgeTimer: NodeJS.Timeout | undefined;
+    private readonly retention: Retention;
     private readonly checkpointer: Checkpointer;
 
     public constructor(
@@ -145,9 +137,10 @@ export class WebhookPlugin {
                 return changed;
             },
             health: this.health,
-            onReport: (report) => this.announce(report),
+            onReport: (report) => announceAttempt(report, environment.dispatchEvent),
             onError: (error) => errors.write("delivery", `delivery error: ${String(error)}`),
         });
+        this.retention = new Retention(this.outbox, options.delivery.retentionDays, this.health);
         this.deliveries = new DeliveryService(this.outbox, (webhookId) => this.dispatcher.wake([webhookId]));
         this.spool = new JournalSpool(
             { maxBytes: options.storage.spoolMaxBytes, retryMs: SPOOL_RETRY_MS },
@@ -170,14 +163,25 @@ export class WebhookPlugin {
     /** Imports ARK's register once, loads the index, then serves and delivers. */
     public async start(wallets?: WalletRoutes): Promise<void> {
         this.checkpointer.start();
-        await this.importArkWebhooks();
+        const { arkWebhooksFile, logger, name } = this.environment;
+        if (arkWebhooksFile) {
+            const schema = createWebhookSchema(this.options.limits);
+            await importArkRegister(arkWebhooksFile, {
+                db: this.store.register,
+                register: this.register,
+                check: ({ event, target, enabled, conditions }) =>
+                    schema.validate({ event, target, enabled, conditions }).error?.message,
+                log: {
+                    info: (line) => logger.info(`${name} ${line}`),
+                    warning: (line) => logger.warning(`${name} ${line}`),
+                },
+            });
+        }
         this.register.loadIndex();
         this.server = await this.createServer(wallets);
         await this.server.start();
         this.dispatcher.start();
-        this.purgeOldDeliveries();
-        this.purgeTimer = setInterval(() => this.purgeOldDeliveries(), HOUR_MS);
-        this.purgeTimer.unref();
+        this.retention.start();
     }
 
     public get file(): string {
@@ -190,7 +194,7 @@ export class WebhookPlugin {
 
     /** Undoes start() in reverse order, then closes the file: no timer, socket or handle is left. */
     public async stop(): Promise<void> {
-        clearInterval(this.purgeTimer);
+        this.retention.stop();
         await this.dispatcher.stop();
         await this.server?.stop({ timeout: 5000 });
         this.server = undefined;
@@ -212,7 +216,7 @@ export class WebhookPlugin {
                 whitelist: options.server.whitelist,
                 apiKey: options.server.apiKey,
                 bodyBytes: limits.bodyBytes,
-                health,
+                storageFailure: (error) => (isStorageError(error) ? health.failed("request", error) : undefined),
             },
             async (server, prefix) => {
                 registerServiceRoutes(
@@ -231,57 +235,5 @@ export class WebhookPlugin {
                 }
             },
         );
-    }
-
-    private async importArkWebhooks(): Promise<void> {
-        const { arkWebhooksFile, logger, name } = this.environment;
-        if (!arkWebhooksFile) {
-            return;
-        }
-        const now = Date.now();
-        const schema = createWebhookSchema(this.options.limits);
-        const found = readArkWebhooks(
-            this.store.register,
-            arkWebhooksFile,
-            now,
-            ({ event, target, enabled, conditions }) =>
-                schema.validate({ event, target, enabled, conditions }).error?.message,
-        );
-        if (!found) {
-            return;
-        }
-        const added = await this.register.restore(found.imported, () =>
-            markArkImportDone(this.store.register, found.imported.length, now),
-        );
-        logger.info(`${name} imported ${added.length} webhooks of @arkecosystem/core-webhooks (${arkWebhooksFile})`);
-        for (const reason of found.skipped) {
-            logger.warning(`${name} skipped an entry of ${arkWebhooksFile}: ${reason}`);
-        }
-    }
-
-    private purgeOldDeliveries(): void {
-        try {
-            this.outbox.purgeFinishedBefore(Date.now() - this.options.delivery.retentionDays * 24 * HOUR_MS);
-        } catch (error) {
-            this.health.failed("purge", error);
-        }
-    }
-
-    private announce({ webhook, decision, outcome, durationMs, delivery }: DeliveryReport): void {
-        const data = {
-            executionTime: durationMs,
-            webhook: presentWebhook(webhook),
-            deliveryId: delivery.id,
-            attempt: delivery.attempts,
-            status: decision.status,
-            statusCode: outcome.result.kind === "response" ? outcome.result.statusCode : null,
-        };
-        if (decision.status === "delivered") {
-            this.environment.dispatchEvent(WEBHOOK_EVENTS.broadcasted, data);
-        } else {
-            const error =
-                outcome.result.kind === "response" ? `HTTP ${outcome.result.statusCode}` : outcome.result.message;
-            this.environment.dispatchEvent(WEBHOOK_EVENTS.failed, { ...data, error });
-        }
     }
 }

@@ -16,9 +16,9 @@ import Boom from "@hapi/boom";
 import Hapi from "@hapi/hapi";
 
 import { WalletCatalogue } from "../../src/wallets/wallet-catalogue";
-import { WalletRoutes } from "../../src/plugin";
+import { WalletRoutes } from "../../src/wallets/wallet-routes";
 import { createWalletServices } from "../../src/wallets/wallet-services";
-import { WalletIdentifiers } from "../../src/wallets/wallets-controller";
+import { Identifiers } from "../../src/identifiers";
 
 const ATTRIBUTES = [
     "delegate",
@@ -103,7 +103,7 @@ export const createWalletState = (walletCount: number, seed = 1): WalletState =>
     return {
         app,
         repository,
-        catalogue: app.get<WalletCatalogue>(WalletIdentifiers.Catalogue),
+        catalogue: app.get<WalletCatalogue>(Identifiers.WalletCatalogue),
         routes: services.routes,
         coreApiServer: async () => {
             const server = new Hapi.Server({

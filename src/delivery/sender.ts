@@ -4,7 +4,7 @@ import { Agent, request } from "undici";
 
 import { AttemptResult, parseRetryAfter } from "./retry-policy";
 import { TargetPolicy } from "./target-policy";
-import { parseTarget } from "./target-url";
+import { parseTarget } from "../net/target-url";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
 

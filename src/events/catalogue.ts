@@ -86,4 +86,6 @@ export const EVENT_NAMES: ReadonlySet<string> = new Set(EVENT_CATALOGUE.map((ent
 
 /** The plugin's own events: announced to the kernel, never matched, so that no webhook loops. */
 export const OWN_EVENT_PREFIX = "webhooks.";
+/** Announced to the kernel after each attempt, as ARK's plugin does. */
+export const WEBHOOK_EVENTS = { broadcasted: "webhooks.broadcasted", failed: "webhooks.failed" } as const;
 export const PING_EVENT = "webhook.ping";

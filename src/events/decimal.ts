@@ -1,3 +1,5 @@
+import { isBigNumberLike } from "./big-number";
+
 /** An exact decimal: `digits × 10^-scale`. JavaScript numbers lose integers above 2^53; this does not. */
 export interface Decimal {
     digits: bigint;
@@ -26,9 +28,6 @@ const parseDecimalString = (text: string): Decimal | undefined => {
     return { digits, scale };
 };
 
-const hasToFixed = (value: object): value is { toFixed(): string } =>
-    typeof (value as { toFixed?: unknown }).toFixed === "function";
-
 /**
  * Reads numbers, bigints, numeric strings and big-number objects (ARK's and bignumber.js's) exactly.
  * Anything else is not a number and yields undefined.
@@ -42,7 +41,7 @@ export const toDecimal = (value: unknown): Decimal | undefined => {
         case "string":
             return value.trim() === "" ? undefined : parseDecimalString(value);
         case "object":
-            return value !== null && hasToFixed(value) ? parseDecimalString(value.toString()) : undefined;
+            return isBigNumberLike(value) ? parseDecimalString(value.toString()) : undefined;
         default:
             return undefined;
     }

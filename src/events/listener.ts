@@ -1,9 +1,9 @@
 import { performance } from "perf_hooks";
 
-import { newDeliveryId } from "../delivery/delivery-id";
+import { newDeliveryId } from "../store/delivery-id";
 import { JournaledEvent } from "../store/event-journal";
 import { OWN_EVENT_PREFIX } from "./catalogue";
-import { serializePayload } from "./serialize-payload";
+import { deliveryBody } from "./serialize-payload";
 import { WebhookIndex } from "./webhook-index";
 
 export interface KernelEvent {
@@ -73,7 +73,7 @@ export class KernelEventListener {
                 return;
             }
             // Every webhook of an event gets the same bytes: serialise once.
-            const body = `{"timestamp":${now},"event":${JSON.stringify(name)},"data":${serializePayload(data)}}`;
+            const body = deliveryBody(name, now, data);
             this.dependencies.journal({
                 event: name,
                 body,

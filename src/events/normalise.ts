@@ -1,7 +1,5 @@
+import { isBigNumberLike } from "./big-number";
 import { toDecimal } from "./decimal";
-
-const isBigNumberLike = (value: object): boolean =>
-    typeof (value as { toFixed?: unknown }).toFixed === "function" && !(value instanceof Number);
 
 /**
  * Turns a payload value into plain JSON data: big numbers become integer strings and buffers hex,

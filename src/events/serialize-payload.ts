@@ -1,8 +1,4 @@
-const isBigNumberLike = (value: unknown): value is { toString(): string } =>
-    value !== null &&
-    typeof value === "object" &&
-    typeof (value as { toFixed?: unknown }).toFixed === "function" &&
-    !(value instanceof Number);
+import { isBigNumberLike } from "./big-number";
 
 const replaceSpecial = (raw: unknown, value: unknown): unknown => {
     if (Buffer.isBuffer(raw)) {
@@ -21,6 +17,10 @@ const replaceSpecial = (raw: unknown, value: unknown): unknown => {
  * The JSON text of an event payload as deliveries carry it: big numbers as integer strings,
  * buffers as hex, a missing payload as null, and a repeated or circular object as "[Circular]".
  */
+/** The body of a delivery of `event`, as every attempt posts it: ARK's shape. */
+export const deliveryBody = (event: string, timestamp: number, payload: unknown): string =>
+    `{"timestamp":${timestamp},"event":${JSON.stringify(event)},"data":${serializePayload(payload)}}`;
+
 export const serializePayload = (payload: unknown): string => {
     try {
         return (

@@ -1,16 +1,15 @@
 import Hapi from "@hapi/hapi";
 
 import { accessPlugin, AccessOptions } from "./access";
-import { StorageHealth } from "../store/storage-health";
-import { storageErrorsPlugin } from "./storage-errors";
+import { StorageFailure, storageErrorsPlugin } from "./storage-errors";
 import { failValidation } from "./validation";
 
 export interface HttpServerOptions extends AccessOptions {
     host: string;
     port: number;
     bodyBytes: number;
-    /** The register's storage, where the server has one: its failures answer 503. */
-    health?: StorageHealth;
+    /** Tells the errors the register's storage caused, where the server has one: they answer 503. */
+    storageFailure?: StorageFailure;
 }
 
 /** Registers the routes of one API prefix; called once for `/api` and once for `/api/v2`. */
@@ -33,8 +32,8 @@ export const createHttpServer = async (
         },
     });
     await server.register({ plugin: accessPlugin, options });
-    if (options.health) {
-        await server.register({ plugin: storageErrorsPlugin, options: { health: options.health } });
+    if (options.storageFailure) {
+        await server.register({ plugin: storageErrorsPlugin, options: { storageFailure: options.storageFailure } });
     }
     for (const prefix of API_PREFIXES) {
         await server.register(

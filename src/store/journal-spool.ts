@@ -1,3 +1,4 @@
+import { SpoolStats } from "../contracts";
 import { ThrottledLog } from "../logging/throttled-log";
 import { EventJournal, JournaledEvent } from "./event-journal";
 import { isStorageError, StorageHealth } from "./storage-health";
@@ -7,14 +8,6 @@ export interface SpoolOptions {
     maxBytes: number;
     /** How often a held spool tries the file again. */
     retryMs: number;
-}
-
-export interface SpoolStats {
-    events: number;
-    bytes: number;
-    maxBytes: number;
-    /** Events lost because the spool was full or the event could not be written at all, since start. */
-    dropped: number;
 }
 
 export interface SpoolDependencies {

@@ -1,3 +1,4 @@
+import { StorageState } from "../contracts";
 import { ThrottledLog } from "../logging/throttled-log";
 
 // SQLite result codes that say the file, not the statement, is at fault; extended codes share a prefix.
@@ -30,14 +31,6 @@ const describe = (error: unknown): string => {
     const code = codeOf(error);
     return code ? `${text} (${code})` : text;
 };
-
-export interface StorageState {
-    state: "ok" | "degraded";
-    file: string;
-    /** What failed last, while degraded. */
-    cause: string | null;
-    since: number | null;
-}
 
 export interface HealthLogger {
     warning(message: string): void;

@@ -1,19 +1,8 @@
 import { Contracts } from "@arkecosystem/core-kernel";
-import { Utils } from "@arkecosystem/crypto";
+import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 
 import { compileWalletFilter, WalletFilter } from "./wallet-filter";
 import { sortLikeCoreApi } from "./wallet-order";
-
-/** core-api's wallet resource, field for field. */
-export interface WalletResource {
-    address: string;
-    publicKey?: string;
-    balance: Utils.BigNumber;
-    nonce: Utils.BigNumber;
-    attributes: object;
-}
-
-export type WalletCriteria = Contracts.Search.StandardCriteriaOf<WalletResource>;
 
 export interface CriteriaTester {
     testStandardCriterias<T>(value: T, ...criterias: Contracts.Search.StandardCriteriaOf<T>[]): boolean;

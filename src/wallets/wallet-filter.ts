@@ -1,6 +1,6 @@
 import { Utils } from "@arkecosystem/crypto";
 
-import { WalletResource } from "./wallet-catalogue";
+import { WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 
 export type WalletFilter = (wallet: WalletResource) => boolean;
 

@@ -43,7 +43,13 @@ const lockListingQuery = Joi.object().concat(lockCriteriaSchema).concat(lockSort
  * keys) and its pagination envelope, so that a request gets core-api's answer byte for byte.
  * Everything is sandboxed to this plugin: the webhook routes keep their own rules.
  */
-export const walletRoutesPlugin: Hapi.Plugin<{ controller: WalletsController; options: WalletRouteOptions }> = {
+/** The wallet routes, over the node's state; absent where there is no node (webhook-only tests). */
+export interface WalletRoutes {
+    controller: WalletsController;
+    options: WalletRouteOptions;
+}
+
+export const walletRoutesPlugin: Hapi.Plugin<WalletRoutes> = {
     name: "core-wallet-webhooks-wallets",
     multiple: true,
     register(server, { controller, options }) {

@@ -1,8 +1,9 @@
 import { Container, Contracts, Providers } from "@arkecosystem/core-kernel";
 
-import { WalletRoutes } from "../plugin";
+import { Identifiers } from "../identifiers";
+import { WalletRoutes } from "./wallet-routes";
 import { WalletCatalogue } from "./wallet-catalogue";
-import { WalletIdentifiers, WalletsController } from "./wallets-controller";
+import { WalletsController } from "./wallets-controller";
 
 const CORE_API = "@arkecosystem/core-api";
 
@@ -39,10 +40,10 @@ export const createWalletServices = (app: Contracts.Kernel.Application): WalletS
         app.getTagged<Contracts.State.WalletRepository>(Container.Identifiers.WalletRepository, "state", "blockchain"),
         app.get(Container.Identifiers.StandardCriteriaService),
     );
-    if (!app.isBound(WalletIdentifiers.Catalogue)) {
-        app.bind(WalletIdentifiers.Catalogue).toConstantValue(catalogue);
+    if (!app.isBound(Identifiers.WalletCatalogue)) {
+        app.bind(Identifiers.WalletCatalogue).toConstantValue(catalogue);
     } else {
-        app.rebind(WalletIdentifiers.Catalogue).toConstantValue(catalogue);
+        app.rebind(Identifiers.WalletCatalogue).toConstantValue(catalogue);
     }
     const events = app.get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService);
     const invalidate: Contracts.Kernel.EventListener = { handle: () => catalogue.invalidate() };

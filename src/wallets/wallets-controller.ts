@@ -1,13 +1,10 @@
 import { WalletsController as CoreApiWalletsController } from "@arkecosystem/core-api/dist/controllers/wallets";
-import { walletCriteriaSchemaObject } from "@arkecosystem/core-api/dist/resources-new";
+import { WalletCriteria, walletCriteriaSchemaObject, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 import { Container, Contracts } from "@arkecosystem/core-kernel";
 import Hapi from "@hapi/hapi";
 
-import { WalletCatalogue, WalletCriteria, WalletResource } from "./wallet-catalogue";
-
-export const WalletIdentifiers = {
-    Catalogue: Symbol.for("core-wallet-webhooks<WalletCatalogue>"),
-};
+import { Identifiers } from "../identifiers";
+import { WalletCatalogue } from "./wallet-catalogue";
 
 /**
  * core-api's own wallets controller, so that every route answers exactly as core-api does; only
@@ -16,7 +13,7 @@ export const WalletIdentifiers = {
  */
 @Container.injectable()
 export class WalletsController extends CoreApiWalletsController {
-    @Container.inject(WalletIdentifiers.Catalogue)
+    @Container.inject(Identifiers.WalletCatalogue)
     private readonly catalogue!: WalletCatalogue;
 
     public override async index(request: Hapi.Request): Promise<Contracts.Search.ResultsPage<WalletResource>> {

@@ -1,6 +1,7 @@
 import { Attempt, Delivery } from "../contracts";
-import { newDeliveryId } from "../delivery/delivery-id";
+import { newDeliveryId } from "../store/delivery-id";
 import { PING_EVENT } from "../events/catalogue";
+import { deliveryBody } from "../events/serialize-payload";
 import { DeliveryStore } from "../store/delivery-store";
 
 /** The deliveries of a webhook as the API sees them: listed, shown, sent again, and pinged. */
@@ -37,7 +38,7 @@ export class DeliveryService {
     public ping(webhookId: string): Delivery | undefined {
         const now = this.clock();
         const id = newDeliveryId();
-        const body = JSON.stringify({ timestamp: now, event: PING_EVENT, data: { webhookId } });
+        const body = deliveryBody(PING_EVENT, now, { webhookId });
         this.outbox.add({ id, webhookId, event: PING_EVENT, body, createdAt: now });
         this.wake(webhookId);
         return this.outbox.find(webhookId, id);

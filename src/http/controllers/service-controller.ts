@@ -1,6 +1,5 @@
+import { SpoolStats, StorageState } from "../../contracts";
 import { ListenerStats } from "../../events/listener";
-import { SpoolStats } from "../../store/journal-spool";
-import { StorageState } from "../../store/storage-health";
 
 export interface ServiceInfo {
     name: string;

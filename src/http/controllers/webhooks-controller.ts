@@ -1,20 +1,10 @@
 import Boom from "@hapi/boom";
 import Hapi from "@hapi/hapi";
 
-import { Webhook, WebhookInput } from "../../contracts";
+import { publicWebhook, WebhookInput } from "../../contracts";
 import { EVENT_CATALOGUE } from "../../events/catalogue";
 import { RegisterLimitError, WebhookRegister } from "../../webhooks/webhook-register";
 import { pageMeta } from "../pagination";
-
-/** A webhook as the interface shows it: never the token, which only creation returns. */
-export const presentWebhook = (webhook: Webhook) => ({
-    id: webhook.id,
-    event: webhook.event,
-    target: webhook.target,
-    enabled: webhook.enabled,
-    conditions: webhook.conditions,
-    match: webhook.match,
-});
 
 const refusingOverLimits = async <T>(change: () => Promise<T>): Promise<T> => {
     try {
@@ -37,7 +27,7 @@ export class WebhooksController {
         const { webhooks, totalCount } = this.register.page(page, limit);
         return {
             meta: pageMeta({ path: `${this.prefix}/webhooks`, page, limit }, webhooks.length, totalCount),
-            data: webhooks.map(presentWebhook),
+            data: webhooks.map(publicWebhook),
         };
     }
 
@@ -46,12 +36,12 @@ export class WebhooksController {
         if (!webhook) {
             throw notFoundWebhook(request.params.id);
         }
-        return { data: presentWebhook(webhook) };
+        return { data: publicWebhook(webhook) };
     }
 
     public async store(request: Hapi.Request, h: Hapi.ResponseToolkit) {
         const webhook = await refusingOverLimits(() => this.register.create(request.payload as WebhookInput));
-        return h.response({ data: { ...presentWebhook(webhook), token: webhook.token } }).code(201);
+        return h.response({ data: { ...publicWebhook(webhook), token: webhook.token } }).code(201);
     }
 
     public async update(request: Hapi.Request, h: Hapi.ResponseToolkit) {

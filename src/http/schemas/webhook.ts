@@ -2,8 +2,9 @@ import Joi from "joi";
 import RE2 from "re2";
 
 import { CONDITION_NAMES } from "../../contracts";
-import { parseTarget } from "../../delivery/target-url";
+import { parseTarget } from "../../net/target-url";
 import { EVENT_NAMES } from "../../events/catalogue";
+import { toDecimal } from "../../events/decimal";
 import { estimateRegexpCost } from "../../events/regexp-budget";
 import { depthOf } from "./value-shape";
 
@@ -16,8 +17,6 @@ export interface WebhookSchemaLimits {
     pageSize: number;
 }
 
-const NUMBER_TEXT = /^[+-]?\d+(\.\d+)?$/;
-
 const NUMERIC_MESSAGE = "{{#label}} must be a number, or a string of digits for values beyond 2^53";
 
 // JSON numbers beyond 2^53 have already lost digits when they arrive: such bounds must be strings.
@@ -25,7 +24,10 @@ const NUMERIC_MESSAGE = "{{#label}} must be a number, or a string of digits for 
 const numeric = Joi.alternatives()
     .try(
         Joi.number().strict().messages({ "number.unsafe": "{{#label}} is beyond 2^53: send it as a string of digits" }),
-        Joi.string().pattern(NUMBER_TEXT).messages({ "string.pattern.base": NUMERIC_MESSAGE }),
+        // The matcher's own grammar: a bound is accepted exactly when the matcher can read it.
+        Joi.string().custom((text: string, helpers) =>
+            toDecimal(text) === undefined ? helpers.message({ custom: NUMERIC_MESSAGE }) : text,
+        ),
     )
     .messages({ "alternatives.types": NUMERIC_MESSAGE });
 

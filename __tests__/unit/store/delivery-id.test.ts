@@ -1,4 +1,4 @@
-import { newDeliveryId } from "../../../src/delivery/delivery-id";
+import { newDeliveryId } from "../../../src/store/delivery-id";
 
 describe("delivery ids", () => {
     it("are version-7 UUIDs that grow with every call, so the outbox's id index only appends", () => {

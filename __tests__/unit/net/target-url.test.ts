@@ -1,4 +1,4 @@
-import { parseTarget } from "../../../src/delivery/target-url";
+import { parseTarget } from "../../../src/net/target-url";
 
 describe("reading a delivery target", () => {
     it.each([
