@@ -1,11 +1,12 @@
 import { readBoolean, readList, readNumber, readString } from "./config/environment";
+import { RawOptions } from "./config/options";
 
 /**
  * Every option of the plugin with its default. Each one can be set in the node's app.json or by
  * an environment variable `CORE_WALLET_WEBHOOKS_<NAME>`; the plugin's configSchema() validates and
  * converts them, so a bad value stops the node with a message naming the option.
  */
-export const defaults = {
+export const defaults: RawOptions = {
     enabled: readBoolean("ENABLED", true),
     server: {
         http: {

@@ -1,7 +1,7 @@
 import { Container, Contracts, Providers } from "@arkecosystem/core-kernel";
 import { join } from "path";
 
-import { PluginOptions, resolveOptions } from "./config/options";
+import { parseOptions } from "./config/options";
 import { configSchema } from "./config/schema";
 import { Identifiers } from "./identifiers";
 import { WebhookPlugin } from "./plugin";
@@ -14,7 +14,7 @@ export class ServiceProvider extends Providers.ServiceProvider {
 
     /** Opens the register and builds every part; nothing runs until boot(). */
     public async register(): Promise<void> {
-        const options = resolveOptions(this.config().all() as unknown as PluginOptions);
+        const options = parseOptions(this.config().all());
         if (!options.enabled) {
             return;
         }

@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 
-import { PluginOptions, resolveOptions } from "../../src/config/options";
-import { configSchema } from "../../src/config/schema";
+import { parseOptions, PluginOptions } from "../../src/config/options";
 import { defaults } from "../../src/defaults";
 import { Resolver } from "../../src/delivery/sender";
 import { WebhookPlugin } from "../../src/plugin";
@@ -13,28 +12,18 @@ export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartia
 const isObject = (value: unknown): value is Record<string, unknown> =>
     value !== null && typeof value === "object" && !Array.isArray(value);
 
-const merge = (base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> => {
-    const result = { ...base };
+const merge = (base: object, over: object): Record<string, unknown> => {
+    const result: Record<string, unknown> = { ...base };
     for (const [key, value] of Object.entries(over)) {
-        result[key] =
-            isObject(value) && isObject(base[key]) ? merge(base[key] as Record<string, unknown>, value) : value;
+        const under = result[key];
+        result[key] = isObject(value) && isObject(under) ? merge(under, value) : value;
     }
     return result;
 };
 
 /** The plugin's defaults with overrides, validated by the plugin's own config schema. */
-export const pluginOptions = (overrides: DeepPartial<PluginOptions> = {}): PluginOptions => {
-    const local = { server: { http: { host: "127.0.0.1", port: 0 } } };
-    const raw = merge(
-        merge(defaults as unknown as Record<string, unknown>, local),
-        overrides as Record<string, unknown>,
-    );
-    const { error, value } = configSchema.validate(raw);
-    if (error) {
-        throw error;
-    }
-    return resolveOptions(value as PluginOptions);
-};
+export const pluginOptions = (overrides: DeepPartial<PluginOptions> = {}): PluginOptions =>
+    parseOptions(merge(merge(defaults, { server: { http: { host: "127.0.0.1", port: 0 } } }), overrides));
 
 export interface RunningPlugin {
     plugin: WebhookPlugin;

@@ -1,3 +1,5 @@
+import { configSchema } from "./schema";
+
 export interface PluginOptions {
     enabled: boolean;
     server: {
@@ -30,6 +32,31 @@ export interface PluginOptions {
     };
     timeout?: number;
 }
+
+/**
+ * Options as read, before configSchema() validates and converts them: a number or a boolean read
+ * from an environment variable may still be the string that was set, for the schema to refuse.
+ */
+export type RawOptions<T = PluginOptions> = {
+    [K in keyof T]: T[K] extends number | boolean
+        ? T[K] | string
+        : T[K] extends readonly number[]
+          ? Array<number | string>
+          : T[K] extends readonly unknown[]
+            ? T[K]
+            : T[K] extends object
+              ? RawOptions<T[K]>
+              : T[K];
+};
+
+/** Validates and converts options as configSchema() does, naming the first bad option. */
+export const parseOptions = (raw: unknown): PluginOptions => {
+    const { error, value } = configSchema.validate(raw);
+    if (error) {
+        throw new Error(`core-wallet-webhooks option ${error.message}`);
+    }
+    return resolveOptions(value);
+};
 
 /** Applies the aliases of ARK's core-webhooks to the validated configuration. */
 export const resolveOptions = (validated: PluginOptions): PluginOptions => ({
