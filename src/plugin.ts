@@ -177,7 +177,9 @@ export class WebhookPlugin {
                 },
             });
         }
-        this.register.loadIndex();
+        this.register.loadIndex((webhook, reason) =>
+            logger.warning(`${name} leaves webhook ${webhook.id} out: its conditions do not compile (${reason})`),
+        );
         this.server = await this.createServer(wallets);
         await this.server.start();
         this.dispatcher.start();

@@ -30,7 +30,6 @@ export interface ListenerDependencies {
     onError: (error: unknown, event: string) => void;
     /** Time the listener may spend testing conditions for one event; the rest is tested later. */
     matchingBudgetMs: number;
-    clock?: () => number;
 }
 
 const toOwed = (webhookIds: readonly { id: string }[]) =>
@@ -51,17 +50,13 @@ export class KernelEventListener {
         lastEventAt: null,
         errors: 0,
     };
-    private readonly clock: () => number;
-
-    public constructor(private readonly dependencies: ListenerDependencies) {
-        this.clock = dependencies.clock ?? Date.now;
-    }
+    public constructor(private readonly dependencies: ListenerDependencies) {}
 
     public handle({ name, data }: KernelEvent): void {
         if (typeof name !== "string" || name.startsWith(OWN_EVENT_PREFIX)) {
             return;
         }
-        const now = this.clock();
+        const now = Date.now();
         this.stats.eventsSeen++;
         this.stats.byEvent.set(name, (this.stats.byEvent.get(name) ?? 0) + 1);
         this.stats.lastEvent = name;

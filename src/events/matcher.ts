@@ -17,17 +17,9 @@ export interface PayloadMatcher {
     dispose(): void;
 }
 
-const NEVER: Probe = () => false;
-
 const compileProbe = (condition: Condition, options: ConditionOptions): Probe => {
     const read = compilePath(condition.key);
-    let test: ReturnType<typeof compileCondition>;
-    try {
-        test = compileCondition(condition, options);
-    } catch {
-        // Only a condition stored before today's validation can fail here: it never matches.
-        return NEVER;
-    }
+    const test = compileCondition(condition, options);
     return (payload) => {
         try {
             const value = read(payload);
@@ -49,13 +41,19 @@ export const compileMatcher = (
     options: ConditionOptions,
 ): PayloadMatcher => {
     const held: string[] = [];
-    const probes = conditions.map((condition) => {
-        const probe = compileProbe(condition, options);
-        if (probe !== NEVER && condition.condition === "regexp") {
-            held.push(String(condition.value));
+    const release = (): void => held.splice(0).forEach((source) => options.regexps.release(source));
+    const probes: Probe[] = [];
+    try {
+        for (const condition of conditions) {
+            probes.push(compileProbe(condition, options));
+            if (condition.condition === "regexp") {
+                held.push(String(condition.value));
+            }
         }
-        return probe;
-    });
+    } catch (error) {
+        release();
+        throw error;
+    }
     const decisive = match === "any";
     const testWithin = (payload: unknown, from: number, deadline: number, now: () => number): Verdict => {
         for (let index = from; index < probes.length; index++) {
@@ -74,6 +72,6 @@ export const compileMatcher = (
             return verdict.done && verdict.matches;
         },
         testWithin,
-        dispose: () => held.splice(0).forEach((source) => options.regexps.release(source)),
+        dispose: release,
     };
 };

@@ -10,11 +10,11 @@ export class DeliveryService {
         private readonly outbox: DeliveryStore,
         /** Tells the dispatcher that a webhook has a delivery due now. */
         private readonly wake: (webhookId: string) => void,
-        private readonly clock: () => number = Date.now,
     ) {}
 
-    public page(webhookId: string, offset: number, limit: number): { deliveries: Delivery[]; totalCount: number } {
-        return this.outbox.page(webhookId, offset, limit);
+    /** One page (1-based) of a webhook's deliveries, newest first. */
+    public page(webhookId: string, page: number, limit: number): { deliveries: Delivery[]; totalCount: number } {
+        return this.outbox.page(webhookId, (page - 1) * limit, limit);
     }
 
     public find(webhookId: string, deliveryId: string): Delivery | undefined {
@@ -27,7 +27,7 @@ export class DeliveryService {
 
     /** Makes a delivery due now, whatever its state; undefined when it does not exist. */
     public redeliver(webhookId: string, deliveryId: string): Delivery | undefined {
-        if (!this.outbox.redeliver(webhookId, deliveryId, this.clock())) {
+        if (!this.outbox.redeliver(webhookId, deliveryId, Date.now())) {
             return undefined;
         }
         this.wake(webhookId);
@@ -36,7 +36,7 @@ export class DeliveryService {
 
     /** Owes the webhook a `webhook.ping` delivery, due now. */
     public ping(webhookId: string): Delivery | undefined {
-        const now = this.clock();
+        const now = Date.now();
         const id = newDeliveryId();
         const body = deliveryBody(PING_EVENT, now, { webhookId });
         this.outbox.add({ id, webhookId, event: PING_EVENT, body, createdAt: now });

@@ -24,16 +24,23 @@ export class WebhookRegister {
         private readonly index: WebhookIndex,
         /** Told of every committed change, so that an enabled webhook's waiting deliveries go out. */
         private readonly onChange: (webhook: Webhook) => void = () => undefined,
-        private readonly clock: () => number = Date.now,
     ) {}
 
-    /** Loads every webhook into the listener's index; called once at start. */
-    public loadIndex(): void {
+    /**
+     * Loads every webhook into the listener's index; called once at start. A webhook whose
+     * conditions do not compile (stored by a version that validated less) is left out, and said.
+     */
+    public loadIndex(onRefused: (webhook: Webhook, reason: string) => void): void {
         for (const webhook of this.store.all()) {
-            this.index.put(webhook);
+            try {
+                this.index.put(webhook);
+            } catch (error) {
+                onRefused(webhook, error instanceof Error ? error.message : String(error));
+            }
         }
     }
 
+    /** One page (1-based) of the register, oldest first. */
     public page(page: number, limit: number): WebhookPage {
         return { webhooks: this.store.page((page - 1) * limit, limit), totalCount: this.store.count() };
     }
@@ -43,7 +50,7 @@ export class WebhookRegister {
     }
 
     public async create(input: WebhookInput): Promise<Webhook> {
-        const now = this.clock();
+        const now = Date.now();
         const webhook: Webhook = {
             ...input,
             id: randomUUID(),
@@ -81,7 +88,7 @@ export class WebhookRegister {
             if (!current) {
                 return undefined;
             }
-            const next: Webhook = { ...current, ...changes, updatedAt: this.clock() };
+            const next: Webhook = { ...current, ...changes, updatedAt: Date.now() };
             this.assertFits(next);
             this.store.update(next);
             return next;

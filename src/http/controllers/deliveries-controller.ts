@@ -38,7 +38,7 @@ export class DeliveriesController {
     public index(request: Hapi.Request) {
         const webhookId = this.existingWebhookId(request);
         const { page, limit } = request.query as { page: number; limit: number };
-        const { deliveries, totalCount } = this.deliveries.page(webhookId, (page - 1) * limit, limit);
+        const { deliveries, totalCount } = this.deliveries.page(webhookId, page, limit);
         const path = `${this.prefix}/webhooks/${encodeURIComponent(webhookId)}/deliveries`;
         return {
             meta: pageMeta({ path, page, limit }, deliveries.length, totalCount),

@@ -1,0 +1,290 @@
+import { Delivery, Webhook } from "../../../src/contracts";
+import { DeliveryDispatcher, DispatcherOutbox } from "../../../src/delivery/dispatcher";
+import { SendOutcome, SendRequest } from "../../../src/delivery/sender";
+import { AttemptOutcome } from "../../../src/store/delivery-store";
+
+/** The outbox's contract over an array: what the dispatcher sees of SQLite, without SQLite. */
+class MemoryOutbox implements DispatcherOutbox {
+    public readonly deliveries: Delivery[] = [];
+    public readonly recorded: AttemptOutcome[] = [];
+
+    public owe(webhookId: string, count = 1, due = 0): void {
+        for (let index = 0; index < count; index++) {
+            this.deliveries.push({
+                id: `${webhookId}-${this.deliveries.length}`,
+                webhookId,
+                event: "block.applied",
+                body: "{}",
+                status: "pending",
+                attempts: 0,
+                nextAttemptAt: due,
+                reason: null,
+                createdAt: due,
+                updatedAt: due,
+            });
+        }
+    }
+
+    public pendingWebhookIds(): string[] {
+        return [...new Set(this.pending().map((delivery) => delivery.webhookId))];
+    }
+
+    public nextDueOf(webhookId: string): number | null {
+        return this.earliest(this.pending().filter((delivery) => delivery.webhookId === webhookId));
+    }
+
+    public dueOf(webhookId: string, now: number, limit: number): Delivery[] {
+        return this.pending()
+            .filter((delivery) => delivery.webhookId === webhookId && (delivery.nextAttemptAt ?? 0) <= now)
+            .sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0))
+            .slice(0, limit)
+            .map((delivery) => ({ ...delivery }));
+    }
+
+    public nextDueAfter(now: number): number | null {
+        return this.earliest(this.pending().filter((delivery) => (delivery.nextAttemptAt ?? 0) > now));
+    }
+
+    public record(outcome: AttemptOutcome): void {
+        const delivery = this.deliveries.find((candidate) => candidate.id === outcome.attempt.deliveryId);
+        if (delivery) {
+            Object.assign(delivery, {
+                status: outcome.status,
+                attempts: outcome.attempt.number,
+                nextAttemptAt: outcome.nextAttemptAt,
+            });
+        }
+        this.recorded.push(outcome);
+    }
+
+    public cancelPending(webhookId: string, reason: string): number {
+        const cancelled = this.pending().filter((delivery) => delivery.webhookId === webhookId);
+        cancelled.forEach((delivery) => Object.assign(delivery, { status: "cancelled", reason, nextAttemptAt: null }));
+        return cancelled.length;
+    }
+
+    public deadStreak(): number {
+        return 0;
+    }
+
+    private pending(): Delivery[] {
+        return this.deliveries.filter((delivery) => delivery.status === "pending");
+    }
+
+    private earliest(deliveries: Delivery[]): number | null {
+        return deliveries.length === 0 ? null : Math.min(...deliveries.map((delivery) => delivery.nextAttemptAt ?? 0));
+    }
+}
+
+const webhook = (id: string, target = `http://${id}.test/hook`): Webhook => ({
+    id,
+    event: "block.applied",
+    target,
+    enabled: true,
+    conditions: [],
+    match: "any",
+    token: "ab".repeat(32),
+    createdAt: 0,
+    updatedAt: 0,
+});
+
+const answered = (statusCode: number, retryAfterMs?: number): SendOutcome => ({
+    result: { kind: "response", statusCode, retryAfterMs },
+    responseExcerpt: "",
+});
+
+interface Sent {
+    request: SendRequest;
+    at: number;
+    answer: (outcome: SendOutcome) => void;
+}
+
+/** A sender whose requests wait until the test answers them, or that answers at once. */
+class ScriptedSender {
+    public readonly sent: Sent[] = [];
+
+    public constructor(private readonly immediate?: (request: SendRequest) => SendOutcome | Error | undefined) {}
+
+    public send(request: SendRequest): Promise<SendOutcome> {
+        return new Promise((resolve, reject) => {
+            const reply = this.immediate?.(request);
+            this.sent.push({ request, at: Date.now(), answer: resolve });
+            if (reply instanceof Error) {
+                reject(reply);
+            } else if (reply) {
+                resolve(reply);
+            }
+        });
+    }
+
+    public to(host: string): Sent[] {
+        return this.sent.filter((sent) => sent.request.target.includes(`//${host}.`));
+    }
+}
+
+const dispatcherOver = (
+    outbox: MemoryOutbox,
+    sender: ScriptedSender,
+    webhooks: Webhook[],
+    options: Partial<ConstructorParameters<typeof DeliveryDispatcher>[0]> = {},
+) =>
+    new DeliveryDispatcher(
+        {
+            concurrency: 50,
+            concurrencyPerTarget: 4,
+            retryScheduleSeconds: [5, 60],
+            autoDisableAfterDeadDeliveries: 0,
+            ...options,
+        },
+        {
+            outbox,
+            expander: { expand: () => ({ drained: true, webhookIds: [], committed: 0 }) },
+            sender,
+            findWebhook: (id) => webhooks.find((candidate) => candidate.id === id),
+            disableWebhook: async () => true,
+            health: { failed: () => "", succeeded: () => undefined },
+            onReport: () => undefined,
+            onError: () => undefined,
+            random: () => 0.5,
+        },
+    );
+
+/** Each send happened at its expected time, or a turn of the event loop (a millisecond or two) after it. */
+const expectSentAt = (sent: Sent[], expected: number[]): void => {
+    expect(sent).toHaveLength(expected.length);
+    sent.forEach(({ at }, index) => {
+        expect(at).toBeGreaterThanOrEqual(expected[index]);
+        expect(at).toBeLessThanOrEqual(expected[index] + 5);
+    });
+};
+
+describe("the dispatcher, on a clock the test turns", () => {
+    let dispatcher: DeliveryDispatcher | undefined;
+    let sender: ScriptedSender | undefined;
+
+    beforeEach(() => jest.useFakeTimers({ now: 0 }));
+
+    afterEach(async () => {
+        // Attempts still waiting for an answer get one, so that stop() has nothing to wait for.
+        sender?.sent.forEach((sent) => sent.answer(answered(200)));
+        const stopping = dispatcher?.stop();
+        await jest.runOnlyPendingTimersAsync();
+        await stopping;
+        dispatcher = undefined;
+        sender = undefined;
+        jest.useRealTimers();
+    });
+
+    it("retries a 503 after the scheduled delay, not before", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a");
+        sender = new ScriptedSender(() => answered(503));
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(4_900);
+        expectSentAt(sender.sent, [0]);
+
+        await jest.advanceTimersByTimeAsync(200);
+        expectSentAt(sender.sent, [0, 5_000]);
+    });
+
+    it("waits as long as a Retry-After asks when it is longer than the schedule", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a");
+        sender = new ScriptedSender(() => answered(429, 30_000));
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(29_000);
+        expect(sender.sent).toHaveLength(1);
+
+        await jest.advanceTimersByTimeAsync(2_000);
+        expectSentAt(sender.sent, [0, 30_000]);
+    });
+
+    it("keeps a target to its connections, and a freed one takes the next due delivery", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a", 5);
+        sender = new ScriptedSender();
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 2 });
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(10);
+        expect(sender.sent).toHaveLength(2);
+
+        sender.sent[0].answer(answered(200));
+        await jest.advanceTimersByTimeAsync(10);
+        expect(sender.sent).toHaveLength(3);
+        expect(dispatcher.load.inFlight).toBe(2);
+    });
+
+    it("keeps to the global cap across targets", async () => {
+        const outbox = new MemoryOutbox();
+        const hooks = ["a", "b", "c", "d"].map((id) => webhook(id));
+        hooks.forEach((hook) => outbox.owe(hook.id, 3));
+        sender = new ScriptedSender();
+        dispatcher = dispatcherOver(outbox, sender, hooks, { concurrency: 5 });
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(10);
+
+        expect(sender.sent).toHaveLength(5);
+    });
+
+    it("sends another webhook's retry on time while a receiver hangs with deliveries held behind its cap", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("hang", 10);
+        outbox.owe("retry");
+        sender = new ScriptedSender((request) => (request.target.includes("//retry.") ? answered(503) : undefined));
+        dispatcher = dispatcherOver(outbox, sender, [webhook("hang"), webhook("retry")], {
+            concurrencyPerTarget: 2,
+            retryScheduleSeconds: [1, 1, 1],
+        });
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(3_500);
+
+        expect(sender.to("hang")).toHaveLength(2);
+        expectSentAt(sender.to("retry"), [0, 1_000, 2_000, 3_000]);
+    });
+
+    it("holds a webhook back, 1 s then 2 s, when its attempts throw, instead of sending again at once", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a");
+        sender = new ScriptedSender(() => new Error("sender broke"));
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(3_500);
+
+        expectSentAt(sender.sent, [0, 1_000, 3_000]);
+        expect(outbox.recorded).toEqual([]);
+    });
+
+    it("sends nothing more while an outcome cannot be written, and writes it once it can", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a", 3);
+        sender = new ScriptedSender(() => answered(200));
+        let broken = true;
+        const record = outbox.record.bind(outbox);
+        outbox.record = (outcome) => {
+            if (broken) {
+                throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+            }
+            record(outcome);
+        };
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(5_000);
+        expect(sender.sent).toHaveLength(1);
+        expect(dispatcher.load.unrecorded).toBe(1);
+
+        broken = false;
+        await jest.advanceTimersByTimeAsync(5_000);
+        expect(sender.sent).toHaveLength(3);
+        expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(3);
+        expect(outbox.recorded.map((outcome) => outcome.status)).toEqual(["delivered", "delivered", "delivered"]);
+    });
+});
