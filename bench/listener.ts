@@ -97,6 +97,7 @@ export const benchListener = async (): Promise<string[]> => {
         queued: number;
         received: number;
         pending: number;
+        journaled: number;
     }> = [];
     for (const [mode, turnEventLoop] of [
         ["back to back", false],
@@ -113,6 +114,7 @@ export const benchListener = async (): Promise<string[]> => {
         );
         const queued = ours.plugin.listener.stats.deliveriesQueued;
         const pending = ours.plugin.outbox.pendingCount();
+        const journaled = ours.plugin.journal.backlog();
         const received = receiver.requests.length;
         await ours.stop();
 
@@ -122,7 +124,7 @@ export const benchListener = async (): Promise<string[]> => {
         const theirs = await feed((event) => ark.listener.handle(event), names, ARK_TIME_LIMIT_MS, turnEventLoop);
         await ark.stop();
         rmSync(dir, { recursive: true, force: true });
-        runs.push({ mode, ark: theirs, ours: mine, queued, received, pending });
+        runs.push({ mode, ark: theirs, ours: mine, queued, received, pending, journaled });
     }
     await receiver.stop();
 
@@ -146,8 +148,8 @@ export const benchListener = async (): Promise<string[]> => {
         ]),
         "",
         ...runs.map(
-            ({ mode, queued, received, pending }) =>
-                `${mode}: ours queued ${queued.toLocaleString("en")} deliveries; the receiver had ${received.toLocaleString("en")} and ${pending.toLocaleString("en")} were pending in the outbox when the run ended.`,
+            ({ mode, queued, received, pending, journaled }) =>
+                `${mode}: ours queued ${queued.toLocaleString("en")} deliveries; when the run ended the receiver had ${received.toLocaleString("en")}, ${pending.toLocaleString("en")} were pending in the outbox and ${journaled.toLocaleString("en")} events were still journaled, their deliveries not yet written out.`,
         ),
         "",
         "| regexp `(a+)+$` on a 30-character input | longest event-loop stall ms |",

@@ -55,7 +55,7 @@ export const defaults: RawOptions = {
         conditions: readNumber("MAX_CONDITIONS", 50),
         regexpLength: readNumber("MAX_REGEXP_LENGTH", 256),
         regexpProgramSize: readNumber("MAX_REGEXP_PROGRAM_SIZE", 1000),
-        regexpInputChars: readNumber("MAX_REGEXP_INPUT_CHARS", 1024),
+        regexpInputChars: readNumber("MAX_REGEXP_INPUT_CHARS", 512),
         regexpPatterns: readNumber("MAX_REGEXP_PATTERNS", 100),
         conditionValueDepth: readNumber("MAX_CONDITION_VALUE_DEPTH", 8),
         conditionValueBytes: readNumber("MAX_CONDITION_VALUE_BYTES", 8192),

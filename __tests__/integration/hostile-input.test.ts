@@ -426,6 +426,29 @@ describe("the database file", () => {
         }
     });
 
+    it("leaves out, and says so, a stored webhook whose conditions no longer compile", async () => {
+        const first = await startPlugin({}, { dir });
+        const kept = await created(first, { target: "http://127.0.0.1:9/hook" });
+        const broken = await created(first, { target: "http://127.0.0.1:9/hook" });
+        // An older version stored ARK's imports without validating them.
+        first.plugin.store.register
+            .prepare("UPDATE webhooks SET conditions = ? WHERE id = ?")
+            .run(JSON.stringify([{ key: "a", condition: "regexp", value: "(a)\\1" }]), broken);
+        await first.stop({ keepFiles: true });
+
+        const second = await startPlugin({}, { dir });
+        try {
+            expect(second.logs).toContainEqual(
+                expect.stringMatching(`leaves webhook ${broken} out: its conditions do not compile`),
+            );
+            expect(second.plugin.index.get(kept)).toBeDefined();
+            expect(second.plugin.index.get(broken)).toBeUndefined();
+            expect((await requestJson(`${second.url}/webhooks/${broken}`)).status).toBe(200);
+        } finally {
+            await second.stop({ keepFiles: true });
+        }
+    });
+
     it("refuses an existing 0-byte file, saying how to start afresh", async () => {
         const file = join(dir, "webhooks.sqlite");
         writeFileSync(file, "");

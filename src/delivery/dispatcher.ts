@@ -38,8 +38,8 @@ export interface DispatcherDependencies {
 // Long sleeps are cut so that a changed wall clock cannot strand a due delivery.
 const MAX_SLEEP_MS = 30_000;
 // The time one turn of the event loop may spend turning journaled events into deliveries.
-const EXPANSION_SLICE_MS = 5;
-const EXPANSION_REST_MS = 15;
+const EXPANSION_SLICE_MS = 3;
+const EXPANSION_REST_MS = 9;
 export const GONE_REASON = "the receiver answered 410 Gone";
 
 /** The wait after the n-th failure in a row of the same thing: 1 s, doubling, at most `maxMs`. */

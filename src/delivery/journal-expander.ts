@@ -1,4 +1,5 @@
 import { PayloadMatcher } from "../events/matcher";
+import { newDeliveryId } from "../store/delivery-id";
 import { EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "../store/event-journal";
 
 export interface ExpanderDependencies {
@@ -86,20 +87,16 @@ export class JournalExpander {
                       owed: [...entry.deliveries],
                   };
         while (progress.next < entry.deferred.length) {
-            const candidate = entry.deferred[progress.next];
-            const verdict = matcherOf(candidate.webhookId)?.testWithin(
-                progress.payload,
-                progress.condition,
-                deadline,
-                now,
-            );
+            const webhookId = entry.deferred[progress.next];
+            const verdict = matcherOf(webhookId)?.testWithin(progress.payload, progress.condition, deadline, now);
             if (verdict && !verdict.done) {
                 progress.condition = verdict.next;
                 this.progress = progress;
                 return undefined;
             }
             if (verdict?.matches) {
-                progress.owed.push(candidate);
+                // Its id is born here: nothing was sent under it before this entry is committed.
+                progress.owed.push({ id: newDeliveryId(), webhookId });
             }
             progress.next++;
             progress.condition = 0;

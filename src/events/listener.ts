@@ -74,7 +74,7 @@ export class KernelEventListener {
                 body,
                 createdAt: now,
                 deliveries: toOwed(matched),
-                deferred: toOwed(deferred),
+                deferred: deferred.map((webhook) => webhook.id),
             });
             this.stats.deliveriesQueued += matched.length;
             this.stats.deferredTests += deferred.length;

@@ -13,8 +13,8 @@ export interface JournaledEvent {
     createdAt: number;
     /** Webhooks whose conditions held. */
     deliveries: readonly OwedDelivery[];
-    /** Webhooks the listener had no time left to test within its budget: tested off its path. */
-    deferred: readonly OwedDelivery[];
+    /** Ids of webhooks the listener had no time to test within its budget: tested off its path, given delivery ids then. */
+    deferred: readonly string[];
 }
 
 export interface JournalEntry extends JournaledEvent {
@@ -53,7 +53,7 @@ const rowToEntry = (row: JournalRow): JournalEntry => ({
     body: row.body,
     createdAt: row.created_at,
     deliveries: fromPairs(row.deliveries),
-    deferred: fromPairs(row.deferred),
+    deferred: JSON.parse(row.deferred) as string[],
 });
 
 /**
@@ -99,7 +99,7 @@ export class EventJournal {
 
     /** One row and one implicit transaction: durable against a process crash once this returns. */
     public append({ event, body, createdAt, deliveries, deferred }: JournaledEvent): void {
-        this.statements.append.run(event, body, createdAt, toPairs(deliveries), toPairs(deferred));
+        this.statements.append.run(event, body, createdAt, toPairs(deliveries), JSON.stringify(deferred));
     }
 
     /** Every event in one transaction, in order, or none. */

@@ -139,8 +139,14 @@ describe("conditions, evaluated against a payload", () => {
         expect(matches(payload, one("a", "eq", 1))).toBe(false);
     });
 
-    it("never matches a stored condition that does not compile, rather than throwing", () => {
-        expect(matches({ a: "x" }, one("a", "regexp", "(a)\\1"))).toBe(false);
+    it("refuses to compile a condition RE2 cannot run, and holds none of its patterns", () => {
+        const regexps = new RegexpPool(100);
+        const conditions = [one("a", "regexp", "x+"), one("a", "regexp", "(a)\\1")].flat();
+
+        expect(() => compileMatcher(conditions, "any", { regexpInputChars: 1024, regexps })).toThrow(
+            /invalid escape sequence/,
+        );
+        expect(regexps.size).toBe(0);
     });
 });
 
