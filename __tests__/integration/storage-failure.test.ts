@@ -103,6 +103,20 @@ const slowReceiver = (): Promise<Receiver> =>
         setTimeout(() => response.writeHead(200).end("ok"), 100);
     }).start();
 
+/** A webhook on block.applied to the receiver, with 20 events fired and deliveries under way. */
+const deliveringTo = async (running: RunningPlugin, receiver: Receiver) => {
+    const webhook = await running.plugin.register.create({
+        event: "block.applied",
+        target: receiver.url,
+        enabled: true,
+        conditions: [],
+        match: "any",
+    });
+    fire(running, 1, 20);
+    await eventually(async () => (receiver.requests.length > 0 ? true : undefined));
+    return webhook;
+};
+
 describe("a database that refuses writes", () => {
     let running: RunningPlugin | undefined;
     let receiver: Receiver | undefined;
@@ -117,15 +131,7 @@ describe("a database that refuses writes", () => {
     it("(max_page_count) keeps every acknowledged event, answers 503 naming the file, and recovers", async () => {
         receiver = await slowReceiver();
         running = await startPlugin({ delivery: { retryScheduleSeconds: [0.2, 0.2, 0.2] } });
-        const webhook = await running.plugin.register.create({
-            event: "block.applied",
-            target: receiver.url,
-            enabled: true,
-            conditions: [],
-            match: "any",
-        });
-        fire(running, 1, 20);
-        await eventually(async () => (receiver!.requests.length > 0 ? true : undefined));
+        const webhook = await deliveringTo(running, receiver);
 
         capPages(running, "current");
         fire(running, 21, EVENTS + 20);
@@ -179,15 +185,7 @@ describe("a database that refuses writes", () => {
                 { delivery: { retryScheduleSeconds: [0.2, 0.2, 0.2] } },
                 { dir: join(mountPoint, "data") },
             );
-            const webhook = await running.plugin.register.create({
-                event: "block.applied",
-                target: receiver.url,
-                enabled: true,
-                conditions: [],
-                match: "any",
-            });
-            fire(running, 1, 20);
-            await eventually(async () => (receiver!.requests.length > 0 ? true : undefined));
+            const webhook = await deliveringTo(running, receiver);
 
             const filler = join(mountPoint, "filler");
             mkdirSync(filler);
