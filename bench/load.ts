@@ -41,15 +41,21 @@ const run = async () => {
             const url = plan.urls[index % plan.urls.length];
             const body = plan.bodies ? plan.bodies[index % plan.bodies.length] : undefined;
             const begin = performance.now();
-            const response = await request(url, {
-                method: plan.method || "GET",
-                body,
-                dispatcher: agent,
-                headers: body ? { "content-type": "application/json" } : {},
-            });
-            await response.body.text();
-            latencies.push(performance.now() - begin);
-            statuses[response.statusCode] = (statuses[response.statusCode] || 0) + 1;
+            let status = 0;
+            try {
+                const response = await request(url, {
+                    method: plan.method || "GET",
+                    body,
+                    dispatcher: agent,
+                    headers: body ? { "content-type": "application/json" } : {},
+                });
+                await response.body.text();
+                status = response.statusCode;
+                latencies.push(performance.now() - begin);
+            } catch (error) {
+                // A connection the server reset (ARK's resets kept-alive sockets under load): counted as status 0.
+            }
+            statuses[status] = (statuses[status] || 0) + 1;
         }
     };
     await Promise.all(Array.from({ length: options.concurrency }, worker));

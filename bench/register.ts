@@ -85,8 +85,11 @@ const startArk = async (count: number): Promise<Side> => {
 };
 
 const describe = (result: LoadResult): string => {
-    const failed = Object.entries(result.statuses).filter(([status]) => Number(status) >= 400);
-    return failed.length === 0 ? "" : ` (errors: ${failed.map(([status, count]) => `${count}×${status}`).join(", ")})`;
+    const failed = Object.entries(result.statuses).filter(([status]) => Number(status) >= 400 || status === "0");
+    const label = (status: string): string => (status === "0" ? "connection reset" : status);
+    return failed.length === 0
+        ? ""
+        : ` (errors: ${failed.map(([status, count]) => `${count}×${label(status)}`).join(", ")})`;
 };
 
 /** Create, list, retrieve, update and delete over real HTTP, ours and ARK's, at 1,000 and 100,000 stored. */
@@ -107,7 +110,7 @@ export const benchRegister = async (): Promise<string[]> => {
                 // Warm-up, not measured: every code path compiled and optimised before the clock runs.
                 for (const [operation, plan] of operations(side).filter(([operation]) => operation !== "delete")) {
                     await runLoad(plan, WARM_UP).catch((error: unknown) => {
-                        throw new Error(`warm-up of ${operation} failed: ${String(error)}`);
+                        throw new Error(`warm-up of ${operation} on ${side.name} failed: ${String(error)}`);
                     });
                 }
                 for (const [operation, plan] of operations(side)) {
