@@ -105,11 +105,9 @@ export class WebhookPlugin {
         });
         this.writes = new WriteBatcher(this.store.register);
         const webhookStore = new WebhookStore(this.store.register);
-        this.register = new WebhookRegister(webhookStore, this.writes, this.index, (webhook) => {
-            if (webhook.enabled) {
-                this.dispatcher.wake([webhook.id]);
-            }
-        });
+        this.register = new WebhookRegister(webhookStore, this.writes, this.index, (webhook) =>
+            this.dispatcher.wake([webhook.id]),
+        );
         this.journal = new EventJournal(this.store.outbox);
         this.outbox = new DeliveryStore(this.store.outbox);
         this.sender = new DeliverySender({

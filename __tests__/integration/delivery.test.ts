@@ -184,6 +184,34 @@ describe("delivery to a real receiver", () => {
         expect(receiver.requests[1].receivedAt - receiver.requests[0].receivedAt).toBeGreaterThanOrEqual(950);
     });
 
+    it("holds a disabled webhook's pending deliveries, and sends them when it is enabled again", async () => {
+        receiver = await new Receiver(answer(503)).start();
+        running = await startPlugin({ delivery: { retryScheduleSeconds: [0.3, 0.3, 0.3, 0.3, 0.3] } });
+        const webhook = await createWebhook(running, { target: receiver.url });
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 2 } });
+        await eventually(async () => (receiver!.requests.length >= 2 ? true : undefined));
+
+        const disable = await requestJson(`${running.url}/webhooks/${webhook.id}`, {
+            method: "PUT",
+            body: { enabled: false },
+        });
+        expect(disable.status).toBe(204);
+        const sentBefore = receiver.requests.length;
+        receiver.behaviour = answer(200);
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 3 } });
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+        // At most an attempt already under way when it was disabled; no retry, no new delivery.
+        expect(receiver.requests.length - sentBefore).toBeLessThanOrEqual(1);
+        expect(deliveriesOf(running, webhook.id)).toHaveLength(2);
+        expect(deliveriesOf(running, webhook.id).some((delivery) => delivery.status === "pending")).toBe(true);
+
+        await requestJson(`${running.url}/webhooks/${webhook.id}`, { method: "PUT", body: { enabled: true } });
+        const delivered = await settled(running, webhook.id, 2);
+        expect(delivered.every((delivery) => delivery.status === "delivered")).toBe(true);
+    });
+
     it("disables a webhook answered 410 Gone, and sends it nothing more", async () => {
         receiver = await new Receiver(answer(410)).start();
         running = await startPlugin({ delivery: FAST_RETRIES });

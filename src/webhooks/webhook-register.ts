@@ -22,8 +22,8 @@ export class WebhookRegister {
         private readonly store: WebhookStore,
         private readonly writes: WriteBatcher,
         private readonly index: WebhookIndex,
-        /** Told of every committed change, so that an enabled webhook's waiting deliveries go out. */
-        private readonly onChange: (webhook: Webhook) => void = () => undefined,
+        /** Told when a disabled webhook is enabled again, so that its waiting deliveries go out. */
+        private readonly onEnabledAgain: (webhook: Webhook) => void = () => undefined,
     ) {}
 
     /**
@@ -83,7 +83,7 @@ export class WebhookRegister {
 
     /** Returns undefined when no webhook has that id. */
     public async update(id: string, changes: Partial<WebhookInput>): Promise<Webhook | undefined> {
-        const updated = await this.writes.run(() => {
+        const change = await this.writes.run(() => {
             const current = this.store.findById(id);
             if (!current) {
                 return undefined;
@@ -91,13 +91,15 @@ export class WebhookRegister {
             const next: Webhook = { ...current, ...changes, updatedAt: Date.now() };
             this.assertFits(next);
             this.store.update(next);
-            return next;
+            return { next, enabledAgain: next.enabled && !current.enabled };
         });
-        if (updated) {
-            this.index.put(updated);
-            this.onChange(updated);
+        if (change) {
+            this.index.put(change.next);
+            if (change.enabledAgain) {
+                this.onEnabledAgain(change.next);
+            }
         }
-        return updated;
+        return change?.next;
     }
 
     /** true when this call changed the webhook's state (it exists and was the other way). */
