@@ -90,7 +90,10 @@ export const benchDelivery = async (): Promise<string[]> => {
             scenario,
             receiver,
             (event) => ours.plugin.listener.handle(event),
-            () => ours.plugin.outbox.pendingCount() === 0 && ours.plugin.listener.stats.deliveriesQueued === EVENTS,
+            () =>
+                ours.plugin.listener.stats.eventsSeen === EVENTS &&
+                ours.plugin.journal.backlog() === 0 &&
+                ours.plugin.outbox.pendingCount() === 0,
         );
         const ids = new Set(receiver.requests.map((request) => String(request.headers["webhook-id"]))).size;
         await ours.stop();
