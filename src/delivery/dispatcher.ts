@@ -159,9 +159,10 @@ export class DeliveryDispatcher {
                 this.dependencies.health.succeeded("deliveries");
             }
             this.enqueueExpanded(expansion.webhookIds);
-            this.startDue(this.clock());
+            const now = this.clock();
+            this.startDue(now);
             if (drained) {
-                this.sleepUntilNextDue();
+                this.sleepUntilNextDue(now);
             }
             this.pumpFailures = 0;
         } catch (error) {
@@ -361,8 +362,12 @@ export class DeliveryDispatcher {
     }
 
     /** Sleeps until the next delivery falls due that no cap holds back: those wake it when a slot frees. */
-    private sleepUntilNextDue(): void {
-        const now = this.clock();
+    /**
+     * `now` is the time the pass looked for due work: what fell due after it was not looked at, so
+     * the wake-up is reckoned from it, not from the clock after the pass (that missed a retry due
+     * in between, and slept 30 s).
+     */
+    private sleepUntilNextDue(now: number): void {
         let next = this.dependencies.outbox.nextDueAfter(now) ?? now + MAX_SLEEP_MS;
         for (const webhookId of this.active) {
             const held = this.heldUntil(webhookId);
@@ -370,7 +375,7 @@ export class DeliveryDispatcher {
                 next = held;
             }
         }
-        this.sleep(Math.max(1, next - now));
+        this.sleep(Math.max(1, next - this.clock()));
     }
 
     private sleep(milliseconds: number): void {

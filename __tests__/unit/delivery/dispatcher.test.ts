@@ -127,6 +127,7 @@ const dispatcherOver = (
     sender: ScriptedSender,
     webhooks: Webhook[],
     options: Partial<ConstructorParameters<typeof DeliveryDispatcher>[0]> = {},
+    clock: () => number = Date.now,
 ) =>
     new DeliveryDispatcher(
         {
@@ -146,6 +147,7 @@ const dispatcherOver = (
             onReport: () => undefined,
             onError: () => undefined,
             random: () => 0.5,
+            clock,
         },
     );
 
@@ -247,6 +249,29 @@ describe("the dispatcher, on a clock the test turns", () => {
 
         expect(sender.to("hang")).toHaveLength(2);
         expectSentAt(sender.to("retry"), [0, 1_000, 2_000, 3_000]);
+    });
+
+    it("sends a retry that falls due while a pass is running, however the clock moves during the pass", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("hang", 10);
+        outbox.owe("retry");
+        sender = new ScriptedSender((request) => (request.target.includes("//retry.") ? answered(503) : undefined));
+        jest.setSystemTime(1_000_000);
+        // A loaded process: the clock a pass reads at its start lags the one it reads at its end.
+        let reads = 0;
+        const jittery = (): number => Date.now() + (reads++ % 2 === 0 ? -1 : 1);
+        dispatcher = dispatcherOver(
+            outbox,
+            sender,
+            [webhook("hang"), webhook("retry")],
+            { concurrencyPerTarget: 2, retryScheduleSeconds: [1, 1, 1] },
+            jittery,
+        );
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(3_500);
+
+        expect(sender.to("retry")).toHaveLength(4);
     });
 
     it("holds a webhook back, 1 s then 2 s, when its attempts throw, instead of sending again at once", async () => {
