@@ -19,8 +19,9 @@ const main = async (): Promise<void> => {
         await node?.stop();
         process.exit(0);
     };
-    process.on("SIGINT", () => void stop("SIGINT"));
-    process.on("SIGTERM", () => void stop("SIGTERM"));
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+        process.on(signal, () => void stop(signal));
+    }
 
     node = await startLocalNode({
         dataDir,
