@@ -103,4 +103,31 @@ describe("the SQLite register", () => {
         expect(deleted.status).toBe(204);
         expect(afterRestart).toBe(0);
     });
+
+    it("imports ARK's webhooks only as far as the register's regexp patterns allow, and says which it skipped", async () => {
+        const arkFile = join(dir, "webhooks.json");
+        const withPattern = (index: number) => ({
+            id: `3b9f1f8a-8f3e-4d8c-9d3a-1c2b3a4d5e6${index}`,
+            event: "transaction.applied",
+            target: "http://receiver.example/a",
+            token: "0123456789abcdef0123456789abcdef",
+            enabled: true,
+            conditions: [{ key: "vendorField", condition: "regexp", value: `order-${index}` }],
+        });
+        writeFileSync(arkFile, JSON.stringify({ webhooks: [0, 1, 2].map(withPattern) }));
+
+        const running = await startPlugin({ limits: { regexpPatterns: 2 } }, { dir, arkWebhooksFile: arkFile });
+        const total = running.plugin.register.page(1, 10).totalCount;
+        await running.stop();
+
+        expect(total).toBe(2);
+        expect(running.logs).toEqual(
+            expect.arrayContaining([
+                expect.stringMatching(/imported 2 webhooks/),
+                expect.stringMatching(
+                    /skipped an entry of .*: 3b9f1f8a-8f3e-4d8c-9d3a-1c2b3a4d5e62: .*over limits\.regexpPatterns \(2\)/,
+                ),
+            ]),
+        );
+    });
 });

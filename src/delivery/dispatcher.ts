@@ -40,10 +40,10 @@ const MAX_SLEEP_MS = 30_000;
 // The time one turn of the event loop may spend turning journaled events into deliveries.
 const EXPANSION_SLICE_MS = 3;
 const EXPANSION_REST_MS = 9;
-export const GONE_REASON = "the receiver answered 410 Gone";
+const GONE_REASON = "the receiver answered 410 Gone";
 
 /** The wait after the n-th failure in a row of the same thing: 1 s, doubling, at most `maxMs`. */
-export const failureBackoffMs = (failures: number, maxMs: number): number =>
+const failureBackoffMs = (failures: number, maxMs: number): number =>
     Math.min(1000 * 2 ** Math.max(0, failures - 1), maxMs);
 const WEBHOOK_BACKOFF_MAX_MS = 60_000;
 const PUMP_BACKOFF_MAX_MS = 2_000;

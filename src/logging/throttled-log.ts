@@ -1,4 +1,4 @@
-export const LOG_INTERVAL_MS = 60_000;
+const LOG_INTERVAL_MS = 60_000;
 
 interface Topic {
     loggedAt: number;

@@ -20,9 +20,12 @@ export const importArkRegister = async (file: string, { db, register, check, log
     if (!found) {
         return;
     }
-    const added = await register.restore(found.imported, () => markArkImportDone(db, found.imported.length, now));
+    const { added, refused } = await register.restore(found.imported, () =>
+        markArkImportDone(db, found.imported.length, now),
+    );
     log.info(`imported ${added.length} webhooks of @arkecosystem/core-webhooks (${file})`);
-    for (const reason of found.skipped) {
+    const skipped = [...found.skipped, ...refused.map(({ id, reason }) => `${id}: ${reason}`)];
+    for (const reason of skipped) {
         log.warning(`skipped an entry of ${file}: ${reason}`);
     }
 };

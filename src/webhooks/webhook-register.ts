@@ -66,19 +66,38 @@ export class WebhookRegister {
 
     /**
      * Adds webhooks that keep their id and token (the import of ARK's register), skipping ids already
-     * present; `alsoInTransaction` commits with them, so an import is recorded exactly when it lands.
+     * present and refusing, with the reason, those over a register-wide limit; `alsoInTransaction`
+     * commits with them, so an import is recorded exactly when it lands.
      */
-    public async restore(webhooks: readonly Webhook[], alsoInTransaction: () => void): Promise<Webhook[]> {
-        const added = await this.writes.run(() => {
-            const fresh = webhooks.filter(
-                (webhook) => !this.store.findById(webhook.id) && this.index.regexpOverflow(webhook) === undefined,
-            );
-            fresh.forEach((webhook) => this.store.insert(webhook));
-            alsoInTransaction();
-            return fresh;
-        });
-        added.forEach((webhook) => this.index.put(webhook));
-        return added;
+    public async restore(
+        webhooks: readonly Webhook[],
+        alsoInTransaction: () => void,
+    ): Promise<{ added: Webhook[]; refused: Array<{ id: string; reason: string }> }> {
+        const added: Webhook[] = [];
+        const refused: Array<{ id: string; reason: string }> = [];
+        try {
+            await this.writes.run(() => {
+                for (const webhook of webhooks) {
+                    if (this.store.findById(webhook.id)) {
+                        continue;
+                    }
+                    const overflow = this.index.regexpOverflow(webhook);
+                    if (overflow) {
+                        refused.push({ id: webhook.id, reason: overflow });
+                        continue;
+                    }
+                    this.store.insert(webhook);
+                    // Indexed at once, so that the next one is checked against this one's patterns too.
+                    this.index.put(webhook);
+                    added.push(webhook);
+                }
+                alsoInTransaction();
+            });
+        } catch (error) {
+            added.forEach((webhook) => this.index.remove(webhook.id));
+            throw error;
+        }
+        return { added, refused };
     }
 
     /** Returns undefined when no webhook has that id. */
