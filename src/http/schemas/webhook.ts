@@ -85,7 +85,8 @@ const condition = (limits: WebhookSchemaLimits): Joi.ObjectSchema =>
                 },
                 { is: Joi.valid("gt", "gte", "lt", "lte"), then: numeric.required() },
                 { is: "regexp", then: regexpSource(limits).required() },
-                { is: Joi.valid("truthy", "falsy"), then: Joi.any().strip() },
+                // ARK's plugin accepts a value here; it is kept as sent and the matcher ignores it.
+                { is: Joi.valid("truthy", "falsy"), then: conditionValue(limits).optional() },
             ],
             otherwise: conditionValue(limits).required(),
         }),

