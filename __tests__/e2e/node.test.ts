@@ -4,7 +4,7 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import { version } from "../../package.json";
 import { eventually, requestJson } from "../support/http";
 import { Receiver } from "../support/receiver";
-import { Chain } from "./support/chain";
+import { Chain } from "../../local-node/chain";
 import { RunningNode, startNodeProcess } from "./support/local-node-process";
 
 jest.setTimeout(600_000);
