@@ -64,6 +64,7 @@ const main = async (): Promise<void> => {
         dataDir,
         bootMs: Date.now() - startedAt,
         height: node.height(),
+        pid: process.pid,
     };
     console.log(`
 core-wallet-webhooks is running inside a local ARK Core 3.9.1 node (unitnet, a block every 8 s)

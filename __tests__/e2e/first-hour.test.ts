@@ -1,0 +1,219 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "fs";
+import { createServer } from "net";
+import { tmpdir } from "os";
+import { join, resolve } from "path";
+
+import { READY_MARKER } from "../../local-node";
+import { isAlive } from "../../local-node/processes";
+import { requestJson } from "../support/http";
+import { freePort } from "../support/ports";
+import { Command } from "./support/command";
+
+/**
+ * The README's quick start, run exactly as written (its ports swapped for free ones), then the
+ * stops and restarts an operator meets in the first hour.
+ */
+const README = readFileSync(resolve(__dirname, "../../README.md"), "utf8");
+
+const quickStart = (): string[] => {
+    const section = README.slice(README.indexOf("### From `npm start` to a verified delivery"));
+    const block = /```sh\n([\s\S]*?)```/.exec(section);
+    if (!block) {
+        throw new Error("the README has no quick start block");
+    }
+    return block[1].split("\n").filter((line) => line.trim().length > 0);
+};
+
+interface Ready {
+    pluginUrl: string;
+    height: number;
+    pid: number;
+}
+
+const readyOf = async (start: Command): Promise<Ready> => {
+    const ready = JSON.parse(
+        (await start.line(new RegExp(`^${READY_MARKER} `), 240_000)).slice(READY_MARKER.length + 1),
+    );
+    nodePids.push(ready.pid);
+    return ready;
+};
+
+const canListen = (port: number): Promise<boolean> =>
+    new Promise((done) => {
+        const server = createServer();
+        server.once("error", () => done(false));
+        server.listen(port, "127.0.0.1", () => server.close(() => done(true)));
+    });
+
+const commandLine = (pid: number): string => {
+    try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+        return "";
+    }
+};
+
+/** The PostgreSQL whose command line names the data folder, and every node process started here. */
+const nodePids: number[] = [];
+const processesOf = (dataDir: string): number[] => [
+    ...readdirSync("/proc")
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number)
+        .filter((pid) => pid !== process.pid && commandLine(pid).includes(dataDir)),
+    ...nodePids.filter(isAlive),
+];
+
+/** Lines printed by the node itself (npm's own banner and warnings left out). */
+const nodeLines = (output: string): string[] =>
+    output
+        .split("\n")
+        .filter((line) => line.trim().length > 0 && !line.startsWith(">") && !line.startsWith("npm warn"));
+
+describe("an operator's first hour, on a real local node", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "cww-first-hour-"));
+    const ports: Record<string, number> = {};
+    let env: Record<string, string>;
+    const running: Command[] = [];
+
+    const run = (commandLine: string, extra: Record<string, string> = {}): Command => {
+        const command = new Command(commandLine, { ...env, ...extra });
+        running.push(command);
+        return command;
+    };
+
+    /** A README command with its ports replaced by this test's. */
+    const localised = (line: string): string =>
+        line.replace(/4004/g, String(ports.plugin)).replace(/4005/g, String(ports.receiver));
+
+    beforeAll(async () => {
+        for (const name of ["postgres", "p2p", "api", "plugin", "receiver"]) {
+            ports[name] = await freePort();
+        }
+        env = {
+            LOCAL_NODE_DATA_DIR: dataDir,
+            LOCAL_NODE_QUIET: "1",
+            LOCAL_NODE_POSTGRES_PORT: String(ports.postgres),
+            LOCAL_NODE_P2P_PORT: String(ports.p2p),
+            LOCAL_NODE_API_PORT: String(ports.api),
+            LOCAL_NODE_PLUGIN_PORT: String(ports.plugin),
+        };
+    });
+
+    afterAll(async () => {
+        for (const command of running) {
+            command.child.kill("SIGKILL");
+        }
+        for (const pid of processesOf(dataDir)) {
+            process.kill(pid, "SIGKILL");
+        }
+        rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    const expectAllStopped = async (): Promise<void> => {
+        expect(processesOf(dataDir)).toEqual([]);
+        for (const port of [ports.postgres, ports.p2p, ports.api, ports.plugin]) {
+            expect(await canListen(port)).toBe(true);
+        }
+    };
+
+    let webhookId: string;
+    let heightAtFirstStop: number;
+
+    it("walks from npm start to a verified delivery with the README's commands, quietly", async () => {
+        const [start, curl, receiver, send] = quickStart();
+        expect([start, receiver, send]).toEqual([
+            "npm start",
+            'npm run receiver -- --port 4005 --token <the "token" of curl\'s answer>',
+            "npm run send -- transfer 2",
+        ]);
+        const startedAt = Date.now();
+        const node = run(start);
+        await readyOf(node);
+
+        const curlParts = /^curl -s -X POST (\S+) -H '([^:]+): ([^']+)' -d '([^']+)'$/.exec(localised(curl));
+        expect(curlParts).not.toBeNull();
+        const [, url, headerName, headerValue, body] = curlParts as RegExpExecArray;
+        const created = await fetch(url, { method: "POST", headers: { [headerName]: headerValue }, body });
+        expect(created.status).toBe(201);
+        const { data } = (await created.json()) as { data: { id: string; token: string } };
+        webhookId = data.id;
+
+        const receiving = run(localised(receiver).replace(/<the "token" of curl's answer>/, data.token));
+        await receiving.line(/receiving deliveries at/, 30_000);
+        const sending = run(send);
+        expect((await sending.exit(90_000)).code).toBe(0);
+        expect(sending.output).toMatch(/transfer 2 ARK to \w+: in block \d+/);
+        const delivered = await receiving.line(
+            /transaction\.applied\s+webhook-id \S+\s+attempt 1\s+signature verified/,
+            30_000,
+        );
+        console.log(`first verified delivery ${Date.now() - startedAt} ms after npm start: ${delivered}`);
+
+        // Quiet: the banner and the ready line, nothing from the node's log.
+        const printed = nodeLines(node.output);
+        expect(printed.join("\n")).not.toMatch(/ERROR|WARNING|FATAL|Warning|multipleResolves/);
+        expect(printed.length).toBeLessThanOrEqual(7);
+        console.log(`a quiet start printed ${printed.length} lines:\n${printed.join("\n")}`);
+
+        const stopAt = Date.now();
+        heightAtFirstStop = (
+            await requestJson<{ data: { block: { height: number } } }>(`http://127.0.0.1:${ports.api}/api/blockchain`)
+        ).body.data.block.height;
+        node.child.kill("SIGTERM");
+        const ended = await node.exit(15_000);
+        console.log(`SIGTERM to npm: stopped in ${Date.now() - stopAt} ms`);
+        expect(ended).toEqual({ code: 0, signal: null });
+        expect(node.output).toMatch(/SIGTERM: stopped the node and PostgreSQL in \d+ ms/);
+        expect(node.output).not.toMatch(/FATAL|Warning|ERROR/);
+        receiving.child.kill("SIGINT");
+        expect((await receiving.exit(5_000)).code).toBe(0);
+        await expectAllStopped();
+    });
+
+    it("restarts on the same chain, with the register and the delivery history", async () => {
+        const node = run("npm start");
+        const ready = await readyOf(node);
+        console.log(`restart: chain at height ${ready.height} (stopped at ${heightAtFirstStop})`);
+        expect(ready.height).toBeGreaterThanOrEqual(heightAtFirstStop);
+        const webhooks = await requestJson<{ data: Array<{ id: string }> }>(`${ready.pluginUrl}/webhooks`);
+        expect(webhooks.body.data.map((webhook) => webhook.id)).toEqual([webhookId]);
+        const deliveries = await requestJson<{ data: Array<{ status: string }> }>(
+            `${ready.pluginUrl}/webhooks/${webhookId}/deliveries`,
+        );
+        expect(deliveries.body.data.some((delivery) => delivery.status === "delivered")).toBe(true);
+
+        // Killed without a chance to stop: PostgreSQL is left running.
+        process.kill(ready.pid, "SIGKILL");
+        await node.exit(15_000);
+        const pidFile = join(dataDir, "postgres", "postmaster.pid");
+        const leftover = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+        expect(isAlive(leftover)).toBe(true);
+
+        const again = run("npm start");
+        const readyAgain = await readyOf(again);
+        expect(again.output).toContain(`stopping the PostgreSQL (pid ${leftover}) an earlier run left running`);
+        expect(isAlive(leftover)).toBe(false);
+        expect(readyAgain.height).toBeGreaterThanOrEqual(ready.height);
+
+        // npm does not pass SIGHUP on: it dies, and the node stops because its parent is gone.
+        again.child.kill("SIGHUP");
+        await again.exit(15_000);
+        const deadline = Date.now() + 15_000;
+        while (processesOf(dataDir).length > 0 && Date.now() < deadline) {
+            await new Promise((done) => setTimeout(done, 200));
+        }
+        await expectAllStopped();
+        expect(existsSync(pidFile)).toBe(false);
+    });
+
+    it("starts a new chain and an empty register with --fresh, and stops on SIGINT", async () => {
+        const node = run("npm start -- --fresh");
+        const ready = await readyOf(node);
+        expect(ready.height).toBe(1);
+        const webhooks = await requestJson<{ data: unknown[] }>(`${ready.pluginUrl}/webhooks`);
+        expect(webhooks.body.data).toEqual([]);
+        node.child.kill("SIGINT");
+        expect(await node.exit(15_000)).toEqual({ code: 0, signal: null });
+        await expectAllStopped();
+    });
+});
