@@ -1,4 +1,4 @@
-import { requestJson } from "../support/http";
+import { eventually, requestJson } from "../support/http";
 import { RunningPlugin, startPlugin } from "../support/plugin-harness";
 
 interface WebhookBody {
@@ -68,6 +68,40 @@ describe("webhook register over HTTP", () => {
         expect(on.body.data.enabled).toBe(true);
         const shown = await requestJson<{ data: WebhookBody }>(`${url}/webhooks/${off.body.data.id}`);
         expect(shown.body.data.enabled).toBe(false);
+    });
+
+    it("keeps a value given with truthy or falsy as sent, as ARK's plugin accepts it, and matches without it", async () => {
+        const conditions = [
+            { key: "vendorField", condition: "truthy", value: "yes" },
+            { key: "amount", condition: "falsy", value: { any: ["shape", 1] } },
+            { key: "fee", condition: "truthy" },
+        ];
+        const response = await create({ ...validBody, event: "block.applied", conditions, match: "all" });
+        expect(response.status).toBe(201);
+        const read = await requestJson<{ data: WebhookBody }>(`${url}/webhooks/${response.body.data.id}`);
+        expect(read.body.data.conditions).toEqual(conditions);
+
+        running.plugin.listener.handle({
+            name: "block.applied",
+            data: { vendorField: "true", amount: "false", fee: true },
+        });
+        running.plugin.listener.handle({
+            name: "block.applied",
+            data: { vendorField: "yes", amount: "false", fee: true },
+        });
+        running.plugin.listener.handle({ name: "block.applied", data: { vendorField: "TRUE", amount: "", fee: true } });
+        const hookUrl = `${url}/webhooks/${response.body.data.id}/deliveries`;
+        const listed = await eventually(async () => {
+            const deliveries = await requestJson<{ data: Array<{ id: string }> }>(hookUrl);
+            return deliveries.body.data.length === 2 ? deliveries.body.data : undefined;
+        });
+        const vendorFields: string[] = [];
+        for (const { id } of listed) {
+            const shown = await requestJson<{ data: { body: { data: { vendorField: string } } } }>(`${hookUrl}/${id}`);
+            vendorFields.push(shown.body.data.body.data.vendorField);
+        }
+        vendorFields.sort();
+        expect(vendorFields).toEqual(["TRUE", "true"]);
     });
 
     it("retrieves a webhook without its token", async () => {
