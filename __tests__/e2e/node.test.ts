@@ -2,6 +2,7 @@ import { Identities } from "@arkecosystem/crypto";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 
 import { version } from "../../package.json";
+import { EVENT_NAMES, EXCLUDED_EVENTS } from "../../src/events/catalogue";
 import { eventually, requestJson } from "../support/http";
 import { Receiver } from "../support/receiver";
 import { Chain } from "../../local-node/chain";
@@ -136,6 +137,10 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
         const { body } = await requestJson<ServiceInfo>(node.pluginUrl);
 
         expect(body.data.listener.byEvent["block.applied"]).toBeGreaterThanOrEqual(2);
+        // Every event this node dispatched is subscribable, or listed as excluded with its reason.
+        const excluded = new Set(EXCLUDED_EVENTS.map((entry) => entry.name));
+        const seen = Object.keys(body.data.listener.byEvent);
+        expect(seen.filter((name) => !EVENT_NAMES.has(name) && !excluded.has(name))).toEqual([]);
     });
 
     it("delivers to a transaction.applied webhook exactly the transfer sent to its address", async () => {

@@ -199,6 +199,25 @@ describe("webhook register over HTTP", () => {
         expect(response.body.data.every((entry) => entry.description.length > 0)).toBe(true);
     });
 
+    it("says why an event the node dispatches cannot be subscribed to, in the catalogue and in a 422", async () => {
+        const catalogue = await requestJson<{
+            data: Array<{ name: string; emitted: boolean }>;
+            meta: { excluded: Array<{ name: string; reason: string }> };
+        }>(`${url}/webhooks/events`);
+        expect(catalogue.body.meta.excluded.map((entry) => entry.name)).toContain("wallet.property.set");
+        expect(catalogue.body.data.find((entry) => entry.name === "forger.started")?.emitted).toBe(true);
+
+        const refused = await requestJson<ErrorBody>(`${url}/webhooks`, {
+            method: "POST",
+            body: { ...validBody, event: "wallet.property.set" },
+        });
+        expect(refused.status).toBe(422);
+        expect(refused.body.message).toMatch(
+            /"event" wallet\.property\.set cannot be subscribed to: the node dispatches it for every attribute/,
+        );
+        expect(count()).toBe(0);
+    });
+
     it.each([
         ["GET", ""],
         ["PUT", ""],
@@ -241,7 +260,7 @@ describe("webhook register over HTTP", () => {
             ["no event", { body: { ...validBody, event: undefined } }, 422, /"event" is required/],
             ["no target", { body: { ...validBody, target: undefined } }, 422, /"target" is required/],
             ["no conditions", { body: { ...validBody, conditions: undefined } }, 422, /"conditions" is required/],
-            ["an event of the wrong type", { body: { ...validBody, event: 42 } }, 422, /"event" must be one of/],
+            ["an event of the wrong type", { body: { ...validBody, event: 42 } }, 422, /"event" must be a string/],
             [
                 "conditions that are not an array",
                 { body: { ...validBody, conditions: "amount>1" } },

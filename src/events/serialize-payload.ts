@@ -13,14 +13,14 @@ const replaceSpecial = (raw: unknown, value: unknown): unknown => {
     return value;
 };
 
-/**
- * The JSON text of an event payload as deliveries carry it: big numbers as integer strings,
- * buffers as hex, a missing payload as null, and a repeated or circular object as "[Circular]".
- */
 /** The body of a delivery of `event`, as every attempt posts it: ARK's shape. */
 export const deliveryBody = (event: string, timestamp: number, payload: unknown): string =>
     `{"timestamp":${timestamp},"event":${JSON.stringify(event)},"data":${serializePayload(payload)}}`;
 
+/**
+ * The JSON text of an event payload as deliveries carry it: big numbers as integer strings,
+ * buffers as hex, a missing payload as null, and a repeated or circular object as "[Circular]".
+ */
 export const serializePayload = (payload: unknown): string => {
     try {
         return (

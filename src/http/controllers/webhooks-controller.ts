@@ -2,7 +2,7 @@ import Boom from "@hapi/boom";
 import Hapi from "@hapi/hapi";
 
 import { publicWebhook, WebhookInput } from "../../contracts";
-import { EVENT_CATALOGUE } from "../../events/catalogue";
+import { EVENT_CATALOGUE, EXCLUDED_EVENTS } from "../../events/catalogue";
 import { RegisterLimitError, WebhookRegister } from "../../webhooks/webhook-register";
 import { pageMeta } from "../pagination";
 
@@ -62,6 +62,6 @@ export class WebhooksController {
     }
 
     public events() {
-        return { data: EVENT_CATALOGUE };
+        return { data: EVENT_CATALOGUE, meta: { excluded: EXCLUDED_EVENTS } };
     }
 }

@@ -3,7 +3,7 @@ import RE2 from "re2";
 
 import { CONDITION_NAMES } from "../../contracts";
 import { parseTarget } from "../../net/target-url";
-import { EVENT_NAMES } from "../../events/catalogue";
+import { EVENT_NAMES, EXCLUDED_EVENTS } from "../../events/catalogue";
 import { toDecimal } from "../../events/decimal";
 import { estimateRegexpCost } from "../../events/regexp-budget";
 import { depthOf } from "./value-shape";
@@ -92,8 +92,16 @@ const condition = (limits: WebhookSchemaLimits): Joi.ObjectSchema =>
         }),
     });
 
+const excludedReasons = new Map(EXCLUDED_EVENTS.map((entry) => [entry.name, entry.reason]));
+
 const eventName = Joi.string()
-    .valid(...EVENT_NAMES)
+    .custom((name: string, helpers) => {
+        const reason = excludedReasons.get(name);
+        if (reason) {
+            return helpers.message({ custom: `{{#label}} ${name} cannot be subscribed to: ${reason}` });
+        }
+        return EVENT_NAMES.has(name) ? name : helpers.error("any.only", { valids: [...EVENT_NAMES] });
+    })
     .messages({ "any.only": "{{#label}} must be one of the events listed by GET /api/webhooks/events: {{#valids}}" });
 
 const fields = (limits: WebhookSchemaLimits) => ({
