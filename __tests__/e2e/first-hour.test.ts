@@ -170,9 +170,14 @@ describe("an operator's first hour, on a real local node", () => {
         await expectAllStopped();
     });
 
-    it("restarts on the same chain, with the register and the delivery history", async () => {
-        const node = run("npm start");
+    it("restarts on the same chain, with the register and the delivery history, and logs no error", async () => {
+        const node = run("npm start", { LOCAL_NODE_QUIET: "" });
         const ready = await readyOf(node);
+        // The node's log at info, through a forged block: the offline checks answered locally, no peer rejected.
+        await node.line(/Forged new block/, 30_000);
+        await node.line(/Broadcasting block \d+ to 0 peers/, 30_000);
+        expect(node.output).not.toMatch(/ERROR|FATAL|Rejected 127\.0\.0\.1|ENOTFOUND/);
+        expect(node.output).toContain("NTP check answered by this machine's clock");
         console.log(`restart: chain at height ${ready.height} (stopped at ${heightAtFirstStop})`);
         expect(ready.height).toBeGreaterThanOrEqual(heightAtFirstStop);
         const webhooks = await requestJson<{ data: Array<{ id: string }> }>(`${ready.pluginUrl}/webhooks`);
