@@ -1,8 +1,7 @@
 const project = (name, extra = {}) => ({
     displayName: name,
+    preset: "ts-jest",
     testEnvironment: "node",
-    // Tests compile to CommonJS, as the build does; ts-jest warns on every file for node16 modules.
-    transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: { module: "commonjs", moduleResolution: "node10" } }] },
     testMatch: [`<rootDir>/__tests__/${name}/**/*.test.ts`],
     ...extra,
 });
