@@ -247,15 +247,19 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
             expect(table.length).toBeGreaterThanOrEqual(40);
             const differences: string[] = [];
             const statuses = new Set<number>();
-            for (const path of table) {
+            // Under /api/v2 too: links are relative to the base path, so the bodies are the same.
+            const requests = [node.pluginUrl, `${node.pluginUrl}/v2`].flatMap((base) =>
+                table.map((path) => ({ base, path })),
+            );
+            for (const { base, path } of requests) {
                 const [ours, theirs] = await Promise.all([
-                    requestJson(`${node.pluginUrl}${path}`),
+                    requestJson(`${base}${path}`),
                     requestJson(`${node.apiUrl}${path}`),
                 ]);
                 statuses.add(theirs.status);
                 if (ours.status !== theirs.status || JSON.stringify(ours.body) !== JSON.stringify(theirs.body)) {
                     differences.push(
-                        `${path}: ours ${ours.status} ${ours.text.slice(0, 300)}\n  core-api ${theirs.status} ${theirs.text.slice(0, 300)}`,
+                        `${base}${path}: ours ${ours.status} ${ours.text.slice(0, 300)}\n  core-api ${theirs.status} ${theirs.text.slice(0, 300)}`,
                     );
                 }
             }

@@ -38,6 +38,24 @@ const walletListingQuery = Joi.object()
 
 const lockListingQuery = Joi.object().concat(lockCriteriaSchema).concat(lockSortingSchema).concat(Schemas.pagination);
 
+const LINKS = ["first", "last", "next", "previous", "self"] as const;
+
+const relativeToBasePath = (request: Hapi.Request, basePathRest: string): void => {
+    const source = (request.response as Hapi.ResponseObject | null)?.source as
+        | { meta?: Partial<Record<(typeof LINKS)[number], string | null>> }
+        | undefined;
+    const meta = source?.meta;
+    if (!meta) {
+        return;
+    }
+    for (const link of LINKS) {
+        const value = meta[link];
+        if (typeof value === "string" && value.startsWith(`${basePathRest}/`)) {
+            meta[link] = value.slice(basePathRest.length);
+        }
+    }
+};
+
 /**
  * The wallet routes of core-api 3.9.1, with its schemas, its query parsing (comma lists, dotted
  * keys) and its pagination envelope, so that a request gets core-api's answer byte for byte.
@@ -59,7 +77,20 @@ export const walletRoutesPlugin: Hapi.Plugin<WalletRoutes> = {
         server.ext("onPreAuth", (request, h) => commaArrayQuery.onRequest(request, h), sandboxed);
         server.ext("onPreAuth", (request, h) => dotSeparatedQuery.onRequest(request, h), sandboxed);
         server.ext("onPreHandler", (request, h) => pagination.onPreHandler(request, h), sandboxed);
-        server.ext("onPostHandler", (request, h) => pagination.onPostHandler(request, h), sandboxed);
+        // core-api's links are relative to its base path: it strips "/api" from them. Under "/api/v2"
+        // the "/v2" goes too, so that the body equals core-api's for the same query.
+        const basePathRest = (server.realm.modifiers.route.prefix ?? "").replace(/^\/api/, "");
+        server.ext(
+            "onPostHandler",
+            (request, h) => {
+                const result = pagination.onPostHandler(request, h);
+                if (basePathRest) {
+                    relativeToBasePath(request, basePathRest);
+                }
+                return result;
+            },
+            sandboxed,
+        );
 
         const validate = (rules: {
             params?: Joi.ObjectSchema;

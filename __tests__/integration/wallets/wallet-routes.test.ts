@@ -94,6 +94,21 @@ describe("the wallet routes, side by side with core-api 3.9.1's over one core-st
         expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
     });
 
+    it.each(["?page=2&limit=10", "?limit=5&orderBy=balance:asc", "/top?page=3&limit=2"])(
+        "GET /api/v2/wallets%s answers core-api's body, links relative to the base path",
+        async (query) => {
+            const expanded = query.replace(/__ADDRESS__/g, address);
+            const [mine, theirs] = await Promise.all([
+                ours.inject(`/api/v2/wallets${expanded}`),
+                coreApi.inject(`/api/wallets${expanded}`),
+            ]);
+
+            expect(mine.statusCode).toBe(200);
+            expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
+            expect(JSON.parse(mine.payload).meta.self).toMatch(/^\/wallets/);
+        },
+    );
+
     it.each(REFUSED_QUERIES)("GET /api/wallets%s is refused as core-api refuses it", async (query) => {
         const { mine, theirs } = await both(`/api/wallets${query}`);
 
