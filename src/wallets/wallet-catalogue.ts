@@ -1,87 +1,334 @@
 import { Contracts } from "@arkecosystem/core-kernel";
 import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 
+import { forEachSliced, sortSliced } from "./sliced-sort";
 import { compileWalletFilter, WalletFilter } from "./wallet-filter";
-import { sortLikeCoreApi } from "./wallet-order";
+import { compareLikeCoreApi } from "./wallet-order";
 
 export interface CriteriaTester {
     testStandardCriterias<T>(value: T, ...criterias: Contracts.Search.StandardCriteriaOf<T>[]): boolean;
 }
 
-// Each distinct orderBy keeps its own sorted copy, each distinct filter its matches; a handful of
+export type WalletSource = Pick<Contracts.State.WalletRepository, "allByAddress" | "hasByAddress" | "findByAddress">;
+
+// Each distinct orderBy keeps its own sorted list, each distinct filter its matches; a handful of
 // each covers what clients (explorers, wallets polling a rich list) actually ask between blocks.
 const MAX_CACHED_ORDERS = 8;
 const MAX_CACHED_FILTERS = 16;
+// A list further behind than this share of the wallets is sorted again rather than patched.
+const PATCH_LIMIT_SHARE = 0.05;
+
+/**
+ * One wallet as listed: core-api's resource and the wallet's place in the repository (core-api's
+ * tie-break). A wallet that changes gets a new entry; the old one is marked superseded, and every
+ * list drops it the next time it is brought up to date.
+ */
+interface Entry {
+    resource: WalletResource;
+    sequence: number;
+    superseded: boolean;
+}
+
+interface Change {
+    version: number;
+    entries: Entry[];
+}
+
+interface SortedList {
+    version: number;
+    items: Entry[];
+    accepts: (entry: Entry) => boolean;
+    compare: (left: Entry, right: Entry) => number;
+}
+
+/**
+ * A copy of plain objects and arrays (values such as BigNumber are immutable and shared): the
+ * wallet's own attribute object changes in place, and a list's order must not change under it.
+ */
+const snapshot = (value: unknown): unknown => {
+    if (Array.isArray(value)) {
+        return value.map(snapshot);
+    }
+    if (
+        value !== null &&
+        typeof value === "object" &&
+        [Object.prototype, null].includes(Object.getPrototypeOf(value))
+    ) {
+        return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, snapshot(item)]));
+    }
+    return value;
+};
 
 const toResource = (wallet: Contracts.State.Wallet): WalletResource => ({
     address: wallet.getAddress(),
     publicKey: wallet.getPublicKey(),
     balance: wallet.getBalance(),
     nonce: wallet.getNonce(),
-    attributes: wallet.getAttributes(),
+    attributes: snapshot(wallet.getAttributes()) as object,
 });
 
-interface Snapshot {
-    version: number;
-    wallets: WalletResource[];
-    orders: Map<string, WalletResource[]>;
-    filtered: Map<string, WalletResource[]>;
-}
-
-const remember = <T>(cache: Map<string, T>, key: string, limit: number, build: () => T): T => {
-    let value = cache.get(key);
-    if (value === undefined) {
-        value = build();
-        if (cache.size >= limit) {
-            cache.delete(cache.keys().next().value as string);
-        }
-        cache.set(key, value);
+const touch = <T>(cache: Map<string, T>, key: string, value: T, limit: number): void => {
+    cache.delete(key);
+    if (cache.size >= limit) {
+        cache.delete(cache.keys().next().value as string);
     }
-    return value;
+    cache.set(key, value);
+};
+
+/** The first index in `items` whose entry sorts after `entry` (items hold no superseded entry). */
+const upperBound = (items: Entry[], entry: Entry, compare: (left: Entry, right: Entry) => number): number => {
+    let [low, high] = [0, items.length];
+    while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (compare(items[middle], entry) <= 0) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    return low;
 };
 
 /**
- * The node's wallets as core-api lists them, built once per state change instead of on every
- * request: the resources, each requested order and each requested filter's matches are kept until
- * the repository changes (`invalidate()`, called on every wallet event and block), so a repeated
- * query between two blocks only slices a page.
+ * The node's wallets as core-api lists them, kept current as they change instead of rebuilt.
+ * Every mutation of a core-state wallet (balance, nonce, attribute, public key) dispatches
+ * `wallet.property.set` with the wallet, synchronously: `changed()` notes its address. A request
+ * first turns the noted addresses into new entries (a few hundred per block), then brings its list
+ * up to date by dropping superseded entries and inserting the new ones in one linear pass; no list
+ * is sorted again. Building a list from nothing (the first request of an order, or one too far
+ * behind) sorts in slices of a few milliseconds, so the node's event loop never waits on it, and
+ * the request is answered once it is done, with the state of that moment.
  */
 export class WalletCatalogue {
+    private readonly entries = new Map<string, Entry>();
+    private readonly changedAddresses = new Set<string>();
+    private readonly changes: Change[] = [];
+    private readonly orders = new Map<string, SortedList>();
+    private readonly filtered = new Map<string, SortedList>();
     private version = 0;
-    private snapshot: Snapshot | undefined;
+    private nextSequence = 0;
+    private building: Promise<void> | undefined;
+    private built = false;
+    private sizeUnsure = true;
+    /** Versions of lists being sorted: the changes after them are kept until they are patched. */
+    private readonly sortingFrom: number[] = [];
 
     public constructor(
-        private readonly repository: Pick<Contracts.State.WalletRepository, "allByAddress">,
+        private readonly repository: WalletSource,
         private readonly criteria: CriteriaTester,
     ) {}
 
-    /** The repository changed: the next request rebuilds. Cheap enough for every wallet event. */
-    public invalidate(): void {
-        this.version++;
+    /** A wallet of the node's state changed. O(1): called for every property the node sets. */
+    public changed(address: string): void {
+        this.changedAddresses.add(address);
     }
 
-    public page(
+    /**
+     * Something may have changed that no wallet event told of (a block applied or reverted may
+     * create wallets silently): the next request compares the repository's size with ours.
+     */
+    public invalidate(): void {
+        this.sizeUnsure = true;
+    }
+
+    public async page(
         pagination: Contracts.Search.Pagination,
         sorting: Contracts.Search.Sorting,
         ...criterias: WalletCriteria[]
-    ): Contracts.Search.ResultsPage<WalletResource> {
+    ): Promise<Contracts.Search.ResultsPage<WalletResource>> {
         // core-api appends the same tie-breaker to every wallet listing.
         const sortingWithTieBreak = [...sorting, { property: "balance", direction: "desc" as const }];
-        const snapshot = this.currentSnapshot();
         const orderKey = JSON.stringify(sortingWithTieBreak);
-        const ordered = remember(snapshot.orders, orderKey, MAX_CACHED_ORDERS, () =>
-            sortLikeCoreApi(snapshot.wallets, sortingWithTieBreak),
+        const unfiltered = criterias.every((criteria) => Object.keys(criteria).length === 0);
+        const listKey = unfiltered ? orderKey : `${orderKey} ${JSON.stringify(criterias)}`;
+        for (;;) {
+            await this.ensureBuilt();
+            this.takeChanges();
+            if (!this.built) {
+                continue;
+            }
+            const cache = unfiltered ? this.orders : this.filtered;
+            const list = cache.get(listKey);
+            if (list && this.bringUpToDate(list)) {
+                touch(cache, listKey, list, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
+                return {
+                    results: list.items
+                        .slice(pagination.offset, pagination.offset + pagination.limit)
+                        .map((entry) => entry.resource),
+                    totalCount: list.items.length,
+                    meta: { totalCountIsEstimate: false },
+                };
+            }
+            const fresh = await this.sortedList(sortingWithTieBreak, unfiltered ? undefined : criterias);
+            // Changes that came while it was sorted are applied on the next turn of this loop.
+            touch(cache, listKey, fresh, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
+        }
+    }
+
+    private async ensureBuilt(): Promise<void> {
+        while (!this.built) {
+            this.building ??= this.buildEntries().finally(() => (this.building = undefined));
+            await this.building;
+        }
+    }
+
+    /** Every wallet's entry, in the repository's order, in slices. */
+    private async buildEntries(): Promise<void> {
+        this.changedAddresses.clear();
+        const wallets = this.repository.allByAddress();
+        this.entries.clear();
+        this.orders.clear();
+        this.filtered.clear();
+        this.changes.length = 0;
+        this.nextSequence = 0;
+        await forEachSliced(wallets.length, (index) => {
+            const resource = toResource(wallets[index]);
+            this.entries.set(resource.address, { resource, sequence: this.nextSequence++, superseded: false });
+        });
+        this.version++;
+        this.sizeUnsure = false;
+        // Wallets changed while the entries were built are taken as changes.
+        this.built = true;
+    }
+
+    /** Turns the addresses noted since the last request into new entries, in one version. */
+    private takeChanges(): void {
+        if (this.sizeUnsure) {
+            this.takeSilentWallets();
+        }
+        if (this.changedAddresses.size === 0) {
+            return;
+        }
+        const fresh: Entry[] = [];
+        for (const address of this.changedAddresses) {
+            const previous = this.entries.get(address);
+            if (previous) {
+                previous.superseded = true;
+            }
+            if (!this.repository.hasByAddress(address)) {
+                this.entries.delete(address);
+                continue;
+            }
+            const entry: Entry = {
+                resource: toResource(this.repository.findByAddress(address)),
+                sequence: previous?.sequence ?? this.nextSequence++,
+                superseded: false,
+            };
+            this.entries.set(address, entry);
+            fresh.push(entry);
+        }
+        this.changedAddresses.clear();
+        this.version++;
+        this.changes.push({ version: this.version, entries: fresh });
+        this.forgetChangesNoListNeeds();
+    }
+
+    /**
+     * Wallets the repository created without a wallet event sit after the ones we know, in its
+     * order; fewer wallets than we know means one was removed: everything is built again.
+     */
+    private takeSilentWallets(): void {
+        this.sizeUnsure = false;
+        const wallets = this.repository.allByAddress();
+        if (wallets.length < this.entries.size) {
+            this.built = false;
+            return;
+        }
+        for (let index = this.entries.size; index < wallets.length; index++) {
+            this.changedAddresses.add(wallets[index].getAddress());
+        }
+    }
+
+    private forgetChangesNoListNeeds(): void {
+        const oldest = Math.min(
+            ...[...this.orders.values(), ...this.filtered.values()].map((list) => list.version),
+            ...this.sortingFrom,
+            this.version,
         );
-        const matching = criterias.every((criteria) => Object.keys(criteria).length === 0)
-            ? ordered
-            : remember(snapshot.filtered, `${orderKey} ${JSON.stringify(criterias)}`, MAX_CACHED_FILTERS, () =>
-                  ordered.filter(this.compileFilter(criterias)),
-              );
-        return {
-            results: matching.slice(pagination.offset, pagination.offset + pagination.limit),
-            totalCount: matching.length,
-            meta: { totalCountIsEstimate: false },
-        };
+        while (this.changes.length > 0 && this.changes[0].version <= oldest) {
+            this.changes.shift();
+        }
+    }
+
+    /** Patches a list to the current version; false when it is too far behind to patch. */
+    private bringUpToDate(list: SortedList): boolean {
+        if (!this.built) {
+            return false;
+        }
+        if (list.version === this.version) {
+            return true;
+        }
+        const fresh: Entry[] = [];
+        let changed = 0;
+        for (const change of this.changes) {
+            if (change.version > list.version) {
+                changed += change.entries.length;
+                for (const entry of change.entries) {
+                    if (!entry.superseded && list.accepts(entry)) {
+                        fresh.push(entry);
+                    }
+                }
+            }
+        }
+        if (this.changes.length === 0 || this.changes[0].version > list.version + 1) {
+            return false; // changes this list needs were forgotten
+        }
+        if (changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
+            return false;
+        }
+        fresh.sort(list.compare);
+        const kept = list.items.filter((entry) => !entry.superseded);
+        const items: Entry[] = [];
+        let from = 0;
+        for (const entry of fresh) {
+            const at = upperBound(kept, entry, list.compare);
+            for (let index = from; index < at; index++) {
+                items.push(kept[index]);
+            }
+            items.push(entry);
+            from = at;
+        }
+        for (let index = from; index < kept.length; index++) {
+            items.push(kept[index]);
+        }
+        list.items = items;
+        list.version = this.version;
+        return true;
+    }
+
+    private async sortedList(
+        sorting: Contracts.Search.Sorting,
+        criterias: WalletCriteria[] | undefined,
+    ): Promise<SortedList> {
+        const compareResources = compareLikeCoreApi<WalletResource>(sorting);
+        const compare = (left: Entry, right: Entry): number =>
+            compareResources(left.resource, right.resource) || left.sequence - right.sequence;
+        const filter = criterias ? this.compileFilter(criterias) : undefined;
+        const accepts = filter ? (entry: Entry) => filter(entry.resource) : () => true;
+        const version = this.version;
+        this.sortingFrom.push(version);
+        try {
+            return { version, items: await this.matchingSorted(accepts, compare), accepts, compare };
+        } finally {
+            this.sortingFrom.splice(this.sortingFrom.indexOf(version), 1);
+        }
+    }
+
+    private async matchingSorted(
+        accepts: (entry: Entry) => boolean,
+        compare: (left: Entry, right: Entry) => number,
+    ): Promise<Entry[]> {
+        const candidates: Entry[] = [];
+        for (const entry of this.entries.values()) {
+            candidates.push(entry);
+        }
+        const matching: Entry[] = [];
+        await forEachSliced(candidates.length, (index) => {
+            if (!candidates[index].superseded && accepts(candidates[index])) {
+                matching.push(candidates[index]);
+            }
+        });
+        return sortSliced(matching, compare);
     }
 
     private compileFilter(criterias: WalletCriteria[]): WalletFilter {
@@ -90,17 +337,5 @@ export class WalletCatalogue {
             return (wallet) => compiled.every((filter) => filter(wallet));
         }
         return (wallet) => this.criteria.testStandardCriterias(wallet, ...criterias);
-    }
-
-    private currentSnapshot(): Snapshot {
-        if (this.snapshot?.version !== this.version) {
-            this.snapshot = {
-                version: this.version,
-                wallets: this.repository.allByAddress().map(toResource),
-                orders: new Map(),
-                filtered: new Map(),
-            };
-        }
-        return this.snapshot;
     }
 }

@@ -23,17 +23,16 @@ const compareValues = (a: Comparable, b: Comparable, property: string): -1 | 0 |
 };
 
 /**
- * Sorts items exactly as core-kernel's PaginationService orders a page (missing and null values
- * last whatever the direction, ties kept in their original order), so that a page cut from the
- * result equals core-api's page for the same query.
+ * Compares two items exactly as core-kernel's PaginationService orders a page (missing and null
+ * values last whatever the direction); equal items compare 0, and the caller breaks the tie by
+ * the items' order in the repository, as core-api's stable sort keeps it.
  */
-export const sortLikeCoreApi = <T>(items: readonly T[], sorting: Contracts.Search.Sorting): T[] => {
+export const compareLikeCoreApi = <T>(sorting: Contracts.Search.Sorting): ((left: T, right: T) => number) => {
     const keys = sorting.map(({ property, direction }) => ({ property, desc: direction === "desc" }));
-    const indexed = items.map((item, index) => ({ item, index }));
-    indexed.sort((left, right) => {
+    return (left, right) => {
         for (const { property, desc } of keys) {
-            const a = KernelUtils.get<unknown, Comparable>(left.item, property);
-            const b = KernelUtils.get<unknown, Comparable>(right.item, property);
+            const a = KernelUtils.get<unknown, Comparable>(left, property);
+            const b = KernelUtils.get<unknown, Comparable>(right, property);
             if (a === undefined || b === undefined) {
                 if (a === b) continue;
                 return a === undefined ? 1 : -1;
@@ -47,7 +46,6 @@ export const sortLikeCoreApi = <T>(items: readonly T[], sorting: Contracts.Searc
                 return order;
             }
         }
-        return left.index - right.index;
-    });
-    return indexed.map(({ item }) => item);
+        return 0;
+    };
 };
