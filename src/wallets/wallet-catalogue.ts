@@ -9,7 +9,19 @@ export interface CriteriaTester {
     testStandardCriterias<T>(value: T, ...criterias: Contracts.Search.StandardCriteriaOf<T>[]): boolean;
 }
 
-export type WalletSource = Pick<Contracts.State.WalletRepository, "allByAddress" | "hasByAddress" | "findByAddress">;
+export type WalletSource = Pick<
+    Contracts.State.WalletRepository,
+    "allByAddress" | "hasByAddress" | "findByAddress" | "getIndex"
+>;
+
+/**
+ * How many wallets the repository holds, without copying a million of them into an array:
+ * core-state 3.9.1's address index keeps them in a Map (`walletByKey`); elsewhere, count them.
+ */
+const repositorySize = (repository: WalletSource): number => {
+    const byKey: unknown = Reflect.get(repository.getIndex(Contracts.State.WalletIndexes.Addresses), "walletByKey");
+    return byKey instanceof Map ? byKey.size : repository.allByAddress().length;
+};
 
 // Each distinct orderBy keeps its own sorted list, each distinct filter its matches; a handful of
 // each covers what clients (explorers, wallets polling a rich list) actually ask between blocks.
@@ -110,6 +122,7 @@ export class WalletCatalogue {
     private building: Promise<void> | undefined;
     private built = false;
     private sizeUnsure = true;
+    private readonly sortings = new Map<string, Promise<SortedList>>();
     /** Versions of lists being sorted: the changes after them are kept until they are patched. */
     private readonly sortingFrom: number[] = [];
 
@@ -159,7 +172,15 @@ export class WalletCatalogue {
                     meta: { totalCountIsEstimate: false },
                 };
             }
-            const fresh = await this.sortedList(sortingWithTieBreak, unfiltered ? undefined : criterias);
+            // Requests for the same new list wait for one sort.
+            let sorting = this.sortings.get(listKey);
+            if (!sorting) {
+                sorting = this.sortedList(sortingWithTieBreak, unfiltered ? undefined : criterias).finally(() =>
+                    this.sortings.delete(listKey),
+                );
+                this.sortings.set(listKey, sorting);
+            }
+            const fresh = await sorting;
             // Changes that came while it was sorted are applied on the next turn of this loop.
             touch(cache, listKey, fresh, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
         }
@@ -193,9 +214,26 @@ export class WalletCatalogue {
 
     /** Turns the addresses noted since the last request into new entries, in one version. */
     private takeChanges(): void {
-        if (this.sizeUnsure) {
-            this.takeSilentWallets();
+        this.takeChangedAddresses();
+        if (!this.sizeUnsure) {
+            return;
         }
+        this.sizeUnsure = false;
+        const size = repositorySize(this.repository);
+        if (size < this.entries.size) {
+            this.built = false; // a wallet was removed (a state rebuild): everything is built again
+        } else if (size > this.entries.size) {
+            // Wallets the repository created without a wallet event (rare: one pass over the index).
+            for (const wallet of this.repository.allByAddress()) {
+                if (!this.entries.has(wallet.getAddress())) {
+                    this.changedAddresses.add(wallet.getAddress());
+                }
+            }
+            this.takeChangedAddresses();
+        }
+    }
+
+    private takeChangedAddresses(): void {
         if (this.changedAddresses.size === 0) {
             return;
         }
@@ -221,22 +259,6 @@ export class WalletCatalogue {
         this.version++;
         this.changes.push({ version: this.version, entries: fresh });
         this.forgetChangesNoListNeeds();
-    }
-
-    /**
-     * Wallets the repository created without a wallet event sit after the ones we know, in its
-     * order; fewer wallets than we know means one was removed: everything is built again.
-     */
-    private takeSilentWallets(): void {
-        this.sizeUnsure = false;
-        const wallets = this.repository.allByAddress();
-        if (wallets.length < this.entries.size) {
-            this.built = false;
-            return;
-        }
-        for (let index = this.entries.size; index < wallets.length; index++) {
-            this.changedAddresses.add(wallets[index].getAddress());
-        }
     }
 
     private forgetChangesNoListNeeds(): void {
