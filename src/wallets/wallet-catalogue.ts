@@ -1,6 +1,7 @@
 import { Contracts } from "@arkecosystem/core-kernel";
 import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 
+import { CHUNK, ChunkedList } from "./chunked-list";
 import { forEachSliced, sortSliced } from "./sliced-sort";
 import { compileWalletFilter, WalletFilter } from "./wallet-filter";
 import { compareLikeCoreApi } from "./wallet-order";
@@ -43,12 +44,14 @@ interface Entry {
 
 interface Change {
     version: number;
-    entries: Entry[];
+    /** The entries of the wallets that changed, before and after. */
+    superseded: Entry[];
+    fresh: Entry[];
 }
 
 interface SortedList {
     version: number;
-    items: Entry[];
+    items: ChunkedList<Entry>;
     accepts: (entry: Entry) => boolean;
     compare: (left: Entry, right: Entry) => number;
 }
@@ -87,27 +90,14 @@ const touch = <T>(cache: Map<string, T>, key: string, value: T, limit: number): 
     cache.set(key, value);
 };
 
-/** The first index in `items` whose entry sorts after `entry` (items hold no superseded entry). */
-const upperBound = (items: Entry[], entry: Entry, compare: (left: Entry, right: Entry) => number): number => {
-    let [low, high] = [0, items.length];
-    while (low < high) {
-        const middle = (low + high) >>> 1;
-        if (compare(items[middle], entry) <= 0) {
-            low = middle + 1;
-        } else {
-            high = middle;
-        }
-    }
-    return low;
-};
-
 /**
  * The node's wallets as core-api lists them, kept current as they change instead of rebuilt.
  * Every mutation of a core-state wallet (balance, nonce, attribute, public key) dispatches
  * `wallet.property.set` with the wallet, synchronously: `changed()` notes its address. A request
  * first turns the noted addresses into new entries (a few hundred per block), then brings its list
- * up to date by dropping superseded entries and inserting the new ones in one linear pass; no list
- * is sorted again. Building a list from nothing (the first request of an order, or one too far
+ * up to date by removing each changed wallet's old entry and inserting its new one, each found by
+ * binary search in a list kept in chunks (ChunkedList), so a block costs a few hundred small
+ * splices, not a pass over a million wallets; no list is sorted again. Building a list from nothing (the first request of an order, or one too far
  * behind) sorts in slices of a few milliseconds, so the node's event loop never waits on it, and
  * the request is answered once it is done, with the state of that moment.
  */
@@ -165,9 +155,7 @@ export class WalletCatalogue {
             if (list && this.bringUpToDate(list)) {
                 touch(cache, listKey, list, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
                 return {
-                    results: list.items
-                        .slice(pagination.offset, pagination.offset + pagination.limit)
-                        .map((entry) => entry.resource),
+                    results: list.items.slice(pagination.offset, pagination.limit).map((entry) => entry.resource),
                     totalCount: list.items.length,
                     meta: { totalCountIsEstimate: false },
                 };
@@ -238,10 +226,12 @@ export class WalletCatalogue {
             return;
         }
         const fresh: Entry[] = [];
+        const superseded: Entry[] = [];
         for (const address of this.changedAddresses) {
             const previous = this.entries.get(address);
             if (previous) {
                 previous.superseded = true;
+                superseded.push(previous);
             }
             if (!this.repository.hasByAddress(address)) {
                 this.entries.delete(address);
@@ -257,7 +247,7 @@ export class WalletCatalogue {
         }
         this.changedAddresses.clear();
         this.version++;
-        this.changes.push({ version: this.version, entries: fresh });
+        this.changes.push({ version: this.version, superseded, fresh });
         this.forgetChangesNoListNeeds();
     }
 
@@ -280,40 +270,28 @@ export class WalletCatalogue {
         if (list.version === this.version) {
             return true;
         }
-        const fresh: Entry[] = [];
-        let changed = 0;
-        for (const change of this.changes) {
-            if (change.version > list.version) {
-                changed += change.entries.length;
-                for (const entry of change.entries) {
-                    if (!entry.superseded && list.accepts(entry)) {
-                        fresh.push(entry);
-                    }
-                }
-            }
-        }
-        if (this.changes.length === 0 || this.changes[0].version > list.version + 1) {
+        const pending = this.changes.filter((change) => change.version > list.version);
+        if (pending.length === 0 || pending[0].version !== list.version + 1) {
             return false; // changes this list needs were forgotten
         }
+        const changed = pending.reduce((total, change) => total + change.fresh.length, 0);
         if (changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
             return false;
         }
-        fresh.sort(list.compare);
-        const kept = list.items.filter((entry) => !entry.superseded);
-        const items: Entry[] = [];
-        let from = 0;
-        for (const entry of fresh) {
-            const at = upperBound(kept, entry, list.compare);
-            for (let index = from; index < at; index++) {
-                items.push(kept[index]);
+        // In order: a wallet changed twice is removed and inserted twice. Entries are snapshots, so
+        // a superseded entry is still found where its old values sort.
+        for (const change of pending) {
+            for (const entry of change.superseded) {
+                if (list.accepts(entry)) {
+                    list.items.remove(entry, list.compare);
+                }
             }
-            items.push(entry);
-            from = at;
+            for (const entry of change.fresh) {
+                if (list.accepts(entry)) {
+                    list.items.insert(entry, list.compare);
+                }
+            }
         }
-        for (let index = from; index < kept.length; index++) {
-            items.push(kept[index]);
-        }
-        list.items = items;
         list.version = this.version;
         return true;
     }
@@ -339,7 +317,7 @@ export class WalletCatalogue {
     private async matchingSorted(
         accepts: (entry: Entry) => boolean,
         compare: (left: Entry, right: Entry) => number,
-    ): Promise<Entry[]> {
+    ): Promise<ChunkedList<Entry>> {
         const candidates: Entry[] = [];
         for (const entry of this.entries.values()) {
             candidates.push(entry);
@@ -350,7 +328,12 @@ export class WalletCatalogue {
                 matching.push(candidates[index]);
             }
         });
-        return sortSliced(matching, compare);
+        const sorted = await sortSliced(matching, compare);
+        const chunks: Entry[][] = [];
+        await forEachSliced(Math.ceil(sorted.length / CHUNK), (chunk) => {
+            chunks.push(sorted.slice(chunk * CHUNK, (chunk + 1) * CHUNK));
+        });
+        return ChunkedList.fromChunks(chunks);
     }
 
     private compileFilter(criterias: WalletCriteria[]): WalletFilter {
