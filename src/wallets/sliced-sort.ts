@@ -16,6 +16,19 @@ export const forEachSliced = async (count: number, step: (index: number) => void
     }
 };
 
+/** Runs `step` over an iterable without copying it, yielding whenever a slice has run SLICE_MS. */
+export const forOfSliced = async <T>(items: Iterable<T>, step: (item: T) => void): Promise<void> => {
+    let sliceStart = performance.now();
+    let count = 0;
+    for (const item of items) {
+        step(item);
+        if ((++count & 255) === 0 && performance.now() - sliceStart > SLICE_MS) {
+            await yieldToEventLoop();
+            sliceStart = performance.now();
+        }
+    }
+};
+
 const RUN = 256;
 
 /**

@@ -2,7 +2,7 @@ import { Contracts } from "@arkecosystem/core-kernel";
 import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 
 import { CHUNK, ChunkedList } from "./chunked-list";
-import { forEachSliced, sortSliced } from "./sliced-sort";
+import { forEachSliced, forOfSliced, sortSliced } from "./sliced-sort";
 import { compileWalletFilter, WalletFilter } from "./wallet-filter";
 import { compareLikeCoreApi } from "./wallet-order";
 
@@ -40,6 +40,8 @@ interface Entry {
     resource: WalletResource;
     sequence: number;
     superseded: boolean;
+    /** The version that brought it: a list sorted from an older version gets it by patching. */
+    born: number;
 }
 
 interface Change {
@@ -169,8 +171,9 @@ export class WalletCatalogue {
                 this.sortings.set(listKey, sorting);
             }
             const fresh = await sorting;
-            // Changes that came while it was sorted are applied on the next turn of this loop.
-            touch(cache, listKey, fresh, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
+            if (fresh.version === this.version) {
+                touch(cache, listKey, fresh, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
+            }
         }
     }
 
@@ -192,7 +195,12 @@ export class WalletCatalogue {
         this.nextSequence = 0;
         await forEachSliced(wallets.length, (index) => {
             const resource = toResource(wallets[index]);
-            this.entries.set(resource.address, { resource, sequence: this.nextSequence++, superseded: false });
+            this.entries.set(resource.address, {
+                resource,
+                sequence: this.nextSequence++,
+                superseded: false,
+                born: 0,
+            });
         });
         this.version++;
         this.sizeUnsure = false;
@@ -241,6 +249,7 @@ export class WalletCatalogue {
                 resource: toResource(this.repository.findByAddress(address)),
                 sequence: previous?.sequence ?? this.nextSequence++,
                 superseded: false,
+                born: this.version + 1,
             };
             this.entries.set(address, entry);
             fresh.push(entry);
@@ -263,7 +272,7 @@ export class WalletCatalogue {
     }
 
     /** Patches a list to the current version; false when it is too far behind to patch. */
-    private bringUpToDate(list: SortedList): boolean {
+    private bringUpToDate(list: SortedList, limited = true): boolean {
         if (!this.built) {
             return false;
         }
@@ -275,7 +284,7 @@ export class WalletCatalogue {
             return false; // changes this list needs were forgotten
         }
         const changed = pending.reduce((total, change) => total + change.fresh.length, 0);
-        if (changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
+        if (limited && changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
             return false;
         }
         // In order: a wallet changed twice is removed and inserted twice. Entries are snapshots, so
@@ -308,24 +317,29 @@ export class WalletCatalogue {
         const version = this.version;
         this.sortingFrom.push(version);
         try {
-            return { version, items: await this.matchingSorted(accepts, compare), accepts, compare };
+            const list = { version, items: await this.matchingSorted(version, accepts, compare), accepts, compare };
+            // The changes that came while it was sorted are patched in whatever their number:
+            // sorting again would meet as many, and never finish.
+            this.takeChanges();
+            if (this.built) {
+                this.bringUpToDate(list, false);
+            }
+            return list;
         } finally {
             this.sortingFrom.splice(this.sortingFrom.indexOf(version), 1);
         }
     }
 
     private async matchingSorted(
+        version: number,
         accepts: (entry: Entry) => boolean,
         compare: (left: Entry, right: Entry) => number,
     ): Promise<ChunkedList<Entry>> {
-        const candidates: Entry[] = [];
-        for (const entry of this.entries.values()) {
-            candidates.push(entry);
-        }
         const matching: Entry[] = [];
-        await forEachSliced(candidates.length, (index) => {
-            if (!candidates[index].superseded && accepts(candidates[index])) {
-                matching.push(candidates[index]);
+        // Over the Map itself: a copy of a million entries would hold the event loop.
+        await forOfSliced(this.entries.values(), (entry) => {
+            if (!entry.superseded && entry.born <= version && accepts(entry)) {
+                matching.push(entry);
             }
         });
         const sorted = await sortSliced(matching, compare);
