@@ -23,17 +23,44 @@ const compareValues = (a: Comparable, b: Comparable, property: string): -1 | 0 |
 };
 
 /**
- * Sorts items exactly as core-kernel's PaginationService orders a page (missing and null values
- * last whatever the direction, ties kept in their original order), so that a page cut from the
- * result equals core-api's page for the same query.
+ * Compares two items exactly as core-kernel's PaginationService orders a page (missing and null
+ * values last whatever the direction); equal items compare 0, and the caller breaks the tie by
+ * the items' order in the repository, as core-api's stable sort keeps it.
  */
-export const sortLikeCoreApi = <T>(items: readonly T[], sorting: Contracts.Search.Sorting): T[] => {
-    const keys = sorting.map(({ property, direction }) => ({ property, desc: direction === "desc" }));
-    const indexed = items.map((item, index) => ({ item, index }));
-    indexed.sort((left, right) => {
-        for (const { property, desc } of keys) {
-            const a = KernelUtils.get<unknown, Comparable>(left.item, property);
-            const b = KernelUtils.get<unknown, Comparable>(right.item, property);
+const DISALLOWED_SEGMENTS = ["__proto__", "prototype", "constructor"];
+
+/**
+ * A reader of one dotted property path, split once, with core-kernel's get() semantics (each step
+ * an enumerable own or inherited property; null or undefined midway gives undefined): get() splits
+ * the path again on every call, which dominated sorting. Paths get() refuses keep get().
+ */
+const pathReader = (property: string): ((item: unknown) => Comparable) => {
+    const segments = property.split(".");
+    if (segments.some((segment) => DISALLOWED_SEGMENTS.includes(segment))) {
+        return (item) => KernelUtils.get<unknown, Comparable>(item, property);
+    }
+    return (item) => {
+        let value: unknown = item;
+        for (const segment of segments) {
+            if (value === null || value === undefined || !Object.prototype.propertyIsEnumerable.call(value, segment)) {
+                return undefined;
+            }
+            value = (value as Record<string, unknown>)[segment];
+        }
+        return value as Comparable;
+    };
+};
+
+export const compareLikeCoreApi = <T>(sorting: Contracts.Search.Sorting): ((left: T, right: T) => number) => {
+    const keys = sorting.map(({ property, direction }) => ({
+        property,
+        read: pathReader(property),
+        desc: direction === "desc",
+    }));
+    return (left, right) => {
+        for (const { property, read, desc } of keys) {
+            const a = read(left);
+            const b = read(right);
             if (a === undefined || b === undefined) {
                 if (a === b) continue;
                 return a === undefined ? 1 : -1;
@@ -47,7 +74,6 @@ export const sortLikeCoreApi = <T>(items: readonly T[], sorting: Contracts.Searc
                 return order;
             }
         }
-        return left.index - right.index;
-    });
-    return indexed.map(({ item }) => item);
+        return 0;
+    };
 };

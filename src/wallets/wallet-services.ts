@@ -7,14 +7,16 @@ import { WalletsController } from "./wallets-controller";
 
 const CORE_API = "@arkecosystem/core-api";
 
-// Every change of a wallet of the node's state, and the blocks that bring them.
-const STATE_CHANGES = [
-    "wallet.property.set",
-    "wallet.attribute.set",
-    "wallet.attribute.forget",
-    "block.applied",
-    "block.reverted",
-];
+// Every mutation of a core-state wallet dispatches this, synchronously, with the wallet.
+const WALLET_CHANGED = "wallet.property.set";
+// Blocks may create wallets without a wallet event.
+const BLOCKS = ["block.applied", "block.reverted"];
+
+const addressOf = (data: unknown): string | undefined => {
+    const wallet = (data as { wallet?: { getAddress?: () => unknown } } | undefined)?.wallet;
+    const address = typeof wallet?.getAddress === "function" ? wallet.getAddress() : undefined;
+    return typeof address === "string" ? address : undefined;
+};
 
 export interface WalletServices {
     routes: WalletRoutes;
@@ -24,7 +26,7 @@ export interface WalletServices {
 
 /**
  * Wires the wallet routes to the node: core-api's controller and services (so answers are
- * core-api's), and a catalogue that is invalidated by every state change. Undefined when the node
+ * core-api's), and a catalogue kept current by every wallet change. Undefined when the node
  * runs without core-api, whose configuration and services the routes share.
  */
 export const createWalletServices = (app: Contracts.Kernel.Application): WalletServices | undefined => {
@@ -46,8 +48,19 @@ export const createWalletServices = (app: Contracts.Kernel.Application): WalletS
         app.rebind(Identifiers.WalletCatalogue).toConstantValue(catalogue);
     }
     const events = app.get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService);
-    const invalidate: Contracts.Kernel.EventListener = { handle: () => catalogue.invalidate() };
-    const unsubscribes = STATE_CHANGES.map((event) => events.listen(event, invalidate));
+    const onWalletChanged: Contracts.Kernel.EventListener = {
+        handle: ({ data }) => {
+            const address = addressOf(data);
+            if (address !== undefined) {
+                catalogue.changed(address);
+            }
+        },
+    };
+    const onBlock: Contracts.Kernel.EventListener = { handle: () => catalogue.invalidate() };
+    const unsubscribes = [
+        events.listen(WALLET_CHANGED, onWalletChanged),
+        ...BLOCKS.map((event) => events.listen(event, onBlock)),
+    ];
     return {
         routes: {
             controller: app.resolve(WalletsController),

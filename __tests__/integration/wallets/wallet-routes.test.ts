@@ -1,7 +1,7 @@
 import Hapi from "@hapi/hapi";
 
 import { Application, Container, Contracts } from "@arkecosystem/core-kernel";
-import { Identities } from "@arkecosystem/crypto";
+import { Identities, Utils } from "@arkecosystem/crypto";
 
 import { createHttpServer } from "../../../src/http/server";
 import { createWalletServices } from "../../../src/wallets/wallet-services";
@@ -161,6 +161,77 @@ describe("the wallet routes, side by side with core-api 3.9.1's over one core-st
         expect(cached).toBe(before);
         expect(JSON.parse(mine.payload).meta.totalCount).toBe(before + 1);
         expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
+    });
+
+    it("stays equal to core-api in every kept order and filter while wallets change between requests", async () => {
+        const queries = [
+            "?limit=20",
+            "?orderBy=balance:asc&limit=20",
+            "?orderBy=nonce:desc,address:asc&limit=15&page=3",
+            "?orderBy=attributes.delegate.voteBalance:desc&limit=10",
+            "?orderBy=attributes.delegate.username:asc&limit=5",
+            "?balance.from=1000000000&limit=20",
+            `?attributes.vote=${delegatePublicKey}&limit=50`,
+            "/top?limit=10",
+        ];
+        const compareAll = async (step: string): Promise<void> => {
+            for (const query of queries) {
+                const { mine, theirs } = await both(`/api/wallets${query}`);
+                expect({ step, query, body: JSON.parse(mine.payload) }).toEqual({
+                    step,
+                    query,
+                    body: JSON.parse(theirs.payload),
+                });
+            }
+        };
+        const events = state.app.get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService);
+        const wallets = state.repository.allByAddress();
+        const delegate = state.repository.findByPublicKey(delegatePublicKey);
+        await compareAll("before");
+
+        const [sender, recipient] = [wallets[5], wallets[6]];
+        const amount = sender.getBalance().dividedBy(2);
+        sender.decreaseBalance(amount);
+        sender.increaseNonce();
+        recipient.increaseBalance(amount);
+        events.dispatchSync("block.applied", {});
+        await compareAll("a transfer");
+
+        const voter = wallets[31];
+        if (voter.hasAttribute("vote")) {
+            voter.forgetAttribute("vote");
+        }
+        voter.setAttribute("vote", delegatePublicKey);
+        delegate.setAttribute(
+            "delegate.voteBalance",
+            delegate.getAttribute<Utils.BigNumber>("delegate.voteBalance").plus(voter.getBalance()),
+        );
+        await compareAll("a vote");
+
+        const candidate = wallets.find((wallet) => wallet.getPublicKey() && !wallet.hasAttribute("delegate"));
+        candidate?.setAttribute("delegate.username", "a_new_delegate");
+        candidate?.setAttribute("delegate.voteBalance", Utils.BigNumber.make("999999999999999999"));
+        if (candidate) {
+            state.repository.index(candidate);
+        }
+        await compareAll("a delegate registration");
+
+        sender.increaseBalance(amount);
+        sender.decreaseNonce();
+        recipient.decreaseBalance(amount);
+        events.dispatchSync("block.reverted", {});
+        await compareAll("the transfer's block reverted");
+
+        const newcomer = state.repository.findByAddress(Identities.Address.fromPassphrase("a brand new recipient"));
+        newcomer.setBalance(Utils.BigNumber.make("123456789012345678"));
+        events.dispatchSync("block.applied", {});
+        await compareAll("a transfer to a new wallet");
+
+        // Many blocks' worth of changes at once, more than a list is patched for: it is sorted again.
+        for (const wallet of wallets.slice(100, 2_000)) {
+            wallet.increaseBalance(Utils.BigNumber.make(7));
+        }
+        await compareAll("a rebuild");
     });
 
     it("serves no wallet routes in a node without core-api", () => {

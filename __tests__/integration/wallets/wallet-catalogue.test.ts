@@ -1,0 +1,58 @@
+import { Contracts } from "@arkecosystem/core-kernel";
+import { Utils } from "@arkecosystem/crypto";
+
+import { compareLikeCoreApi } from "../../../src/wallets/wallet-order";
+import { createWalletState, WalletState } from "../../support/wallet-state";
+
+const SORTING: Contracts.Search.Sorting = [
+    { property: "nonce", direction: "desc" },
+    { property: "balance", direction: "desc" },
+];
+
+/** The order core-api gives: every wallet sorted afresh, ties kept in the repository's order. */
+const expectedAddresses = (state: WalletState, limit: number): string[] => {
+    const compare = compareLikeCoreApi<Contracts.State.Wallet>(
+        SORTING.map(({ property, direction }) => ({
+            property: property === "nonce" ? "nonce" : "balance",
+            direction,
+        })),
+    );
+    const byValue = (wallet: Contracts.State.Wallet) => ({ nonce: wallet.getNonce(), balance: wallet.getBalance() });
+    return state.repository
+        .allByAddress()
+        .map((wallet, index) => ({ wallet, index, values: byValue(wallet) }))
+        .sort((left, right) => compare(left.values as never, right.values as never) || left.index - right.index)
+        .slice(0, limit)
+        .map(({ wallet }) => wallet.getAddress());
+};
+
+describe("the wallet catalogue while wallets change during a sliced sort", () => {
+    it("answers with the state at the time it answers, each wallet once", async () => {
+        const state = createWalletState(20_000, 7);
+        const wallets = state.repository.allByAddress();
+        let changing = true;
+        let round = 0;
+        const change = (): void => {
+            if (!changing) {
+                return;
+            }
+            for (let index = 0; index < 20; index++) {
+                const wallet = wallets[(round * 131 + index * 977) % wallets.length];
+                wallet.setNonce(wallet.getNonce().plus(Utils.BigNumber.make(25)));
+            }
+            round++;
+            setImmediate(change);
+        };
+        setImmediate(change);
+        const page = await state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
+        changing = false;
+        expect(round).toBeGreaterThan(3); // the sort yielded while wallets changed
+
+        const again = await state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
+        const addresses = again.results.map((wallet) => wallet.address);
+        expect(addresses).toEqual(expectedAddresses(state, 200));
+        expect(again.totalCount).toBe(wallets.length);
+        expect(new Set(addresses).size).toBe(addresses.length);
+        expect(page.totalCount).toBe(wallets.length);
+    }, 60_000);
+});
