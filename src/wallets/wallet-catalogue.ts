@@ -28,6 +28,8 @@ const repositorySize = (repository: WalletSource): number => {
 // each covers what clients (explorers, wallets polling a rich list) actually ask between blocks.
 const MAX_CACHED_ORDERS = 8;
 const MAX_CACHED_FILTERS = 16;
+// A list not read for this many versions (a version per request that found changes) is dropped.
+const MAX_VERSIONS_BEHIND = 64;
 // A list further behind than this share of the wallets is sorted again rather than patched.
 const PATCH_LIMIT_SHARE = 0.05;
 
@@ -261,6 +263,15 @@ export class WalletCatalogue {
     }
 
     private forgetChangesNoListNeeds(): void {
+        // A list nobody has read for a while is dropped rather than kept: it would hold every change
+        // since its last read (a one-off query would grow the log for ever). Asked again, it is sorted.
+        for (const cache of [this.orders, this.filtered]) {
+            for (const [key, list] of cache) {
+                if (this.version - list.version > MAX_VERSIONS_BEHIND) {
+                    cache.delete(key);
+                }
+            }
+        }
         const oldest = Math.min(
             ...[...this.orders.values(), ...this.filtered.values()].map((list) => list.version),
             ...this.sortingFrom,

@@ -56,3 +56,22 @@ describe("the wallet catalogue while wallets change during a sliced sort", () =>
         expect(page.totalCount).toBe(wallets.length);
     }, 60_000);
 });
+
+describe("the wallet catalogue over a long run", () => {
+    it("drops a list nobody reads instead of keeping every change for it, and sorts it again when asked", async () => {
+        const state = createWalletState(2_000, 3);
+        const wallets = state.repository.allByAddress();
+        await state.catalogue.page({ offset: 0, limit: 10 }, SORTING);
+        const other: Contracts.Search.Sorting = [{ property: "balance", direction: "asc" }];
+        for (let version = 0; version < 200; version++) {
+            const wallet = wallets[(version * 37) % wallets.length];
+            wallet.setNonce(wallet.getNonce().plus(Utils.BigNumber.ONE));
+            await state.catalogue.page({ offset: 0, limit: 10 }, other);
+        }
+        const kept = Reflect.get(state.catalogue, "changes") as unknown[];
+        expect(kept.length).toBeLessThanOrEqual(65);
+
+        const again = await state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
+        expect(again.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
+    }, 60_000);
+});
