@@ -4,12 +4,19 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resume) => setImmedia
 /** How long one slice of work may hold the event loop, in milliseconds. */
 export const SLICE_MS = 4;
 
-/** Runs `step` over 0..count-1, yielding whenever a slice has run SLICE_MS. */
-export const forEachSliced = async (count: number, step: (index: number) => void): Promise<void> => {
+/**
+ * Runs `step` over 0..count-1, yielding whenever a slice has run SLICE_MS; the clock is read every
+ * `stepsPerCheck` steps (1 for heavy steps, such as sorting a run).
+ */
+export const forEachSliced = async (
+    count: number,
+    step: (index: number) => void,
+    stepsPerCheck = 256,
+): Promise<void> => {
     let sliceStart = performance.now();
     for (let index = 0; index < count; index++) {
         step(index);
-        if ((index & 255) === 255 && performance.now() - sliceStart > SLICE_MS) {
+        if ((index + 1) % stepsPerCheck === 0 && performance.now() - sliceStart > SLICE_MS) {
             await yieldToEventLoop();
             sliceStart = performance.now();
         }
@@ -37,12 +44,16 @@ const RUN = 256;
  */
 export const sortSliced = async <T>(items: readonly T[], compare: (left: T, right: T) => number): Promise<T[]> => {
     let source: T[] = [];
-    await forEachSliced(Math.ceil(items.length / RUN), (run) => {
-        const sorted = items.slice(run * RUN, (run + 1) * RUN).sort(compare);
-        for (const item of sorted) {
-            source.push(item);
-        }
-    });
+    await forEachSliced(
+        Math.ceil(items.length / RUN),
+        (run) => {
+            const sorted = items.slice(run * RUN, (run + 1) * RUN).sort(compare);
+            for (const item of sorted) {
+                source.push(item);
+            }
+        },
+        1,
+    );
     let target: T[] = new Array<T>(items.length);
     for (let width = RUN; width < items.length; width *= 2) {
         let sliceStart = performance.now();

@@ -355,9 +355,13 @@ export class WalletCatalogue {
         });
         const sorted = await sortSliced(matching, compare);
         const chunks: Entry[][] = [];
-        await forEachSliced(Math.ceil(sorted.length / CHUNK), (chunk) => {
-            chunks.push(sorted.slice(chunk * CHUNK, (chunk + 1) * CHUNK));
-        });
+        await forEachSliced(
+            Math.ceil(sorted.length / CHUNK),
+            (chunk) => {
+                chunks.push(sorted.slice(chunk * CHUNK, (chunk + 1) * CHUNK));
+            },
+            16,
+        );
         return ChunkedList.fromChunks(chunks);
     }
 
