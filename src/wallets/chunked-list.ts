@@ -1,24 +1,43 @@
+import { ListOrder, UNDECIDED } from "./sort-keys";
+
 // A million pointers copied costs some 30 ms: a list is kept in chunks, so that a change touches
 // one chunk and a page is cut without copying the rest.
 export const CHUNK = 512;
 const MAX_CHUNK = 2 * CHUNK;
+// Room added to a chunk's numbers when it is full, in items.
+const GROWTH = 64;
 
-export type Compare<T> = (left: T, right: T) => number;
+/**
+ * Items in order, and beside them their order's numbers, `stride` per item. The numbers live in a
+ * typed array: outside the JavaScript heap, so the collector neither copies nor marks them.
+ */
+export interface Chunk<T> {
+    items: T[];
+    keys: Float64Array;
+}
 
-/** A sorted list in chunks: insert, remove and cut a page in about log(n) steps each. */
+/**
+ * A sorted list in chunks: insert, remove and cut a page in about log(n) steps each. Searches
+ * compare the numbers kept beside the items and read an item only when those cannot tell.
+ */
 export class ChunkedList<T> {
     private starts: number[] | undefined;
+    private readonly probe: Float64Array;
 
     private constructor(
-        private readonly chunks: T[][],
+        private readonly order: ListOrder<T>,
+        private readonly chunks: Chunk<T>[],
         private count: number,
-    ) {}
+    ) {
+        this.probe = new Float64Array(order.stride);
+    }
 
     /** From sorted, non-empty chunks of at most CHUNK items each; the caller hands them over. */
-    public static fromChunks<T>(chunks: T[][]): ChunkedList<T> {
+    public static fromChunks<T>(order: ListOrder<T>, chunks: Chunk<T>[]): ChunkedList<T> {
         return new ChunkedList(
+            order,
             chunks,
-            chunks.reduce((total, chunk) => total + chunk.length, 0),
+            chunks.reduce((total, chunk) => total + chunk.items.length, 0),
         );
     }
 
@@ -33,35 +52,49 @@ export class ChunkedList<T> {
         let chunk = Math.max(0, this.chunkAt(starts, offset));
         let index = offset - (starts[chunk] ?? 0);
         while (page.length < limit && chunk < this.chunks.length) {
-            if (index >= this.chunks[chunk].length) {
+            if (index >= this.chunks[chunk].items.length) {
                 chunk++;
                 index = 0;
                 continue;
             }
-            page.push(this.chunks[chunk][index++]);
+            page.push(this.chunks[chunk].items[index++]);
         }
         return page;
     }
 
     /** Inserts after every item that compares less than or equal to it. */
-    public insert(item: T, compare: Compare<T>): void {
+    public insert(item: T): void {
+        const { stride } = this.order;
+        const probe = this.probe;
+        this.order.keysOf(item, probe, 0);
         if (this.chunks.length === 0) {
-            this.chunks.push([item]);
+            this.chunks.push({ items: [item], keys: Float64Array.from(probe) });
         } else {
-            const chunkIndex = this.firstChunkEndingAfter(item, compare, (order) => order > 0);
+            const chunkIndex = this.firstChunkEndingAfter(item, (order) => order > 0);
             const chunk = this.chunks[chunkIndex];
-            let [low, high] = [0, chunk.length];
+            let [low, high] = [0, chunk.items.length];
             while (low < high) {
                 const middle = (low + high) >>> 1;
-                if (compare(chunk[middle], item) <= 0) {
+                if (this.compareAt(chunk, middle, item) <= 0) {
                     low = middle + 1;
                 } else {
                     high = middle;
                 }
             }
-            chunk.splice(low, 0, item);
-            if (chunk.length > MAX_CHUNK) {
-                this.chunks.splice(chunkIndex + 1, 0, chunk.splice(CHUNK));
+            const used = chunk.items.length * stride;
+            if (used + stride > chunk.keys.length) {
+                const grown = new Float64Array(used + GROWTH * stride);
+                grown.set(chunk.keys.subarray(0, used));
+                chunk.keys = grown;
+            }
+            chunk.keys.copyWithin((low + 1) * stride, low * stride, used);
+            chunk.keys.set(probe, low * stride);
+            chunk.items.splice(low, 0, item);
+            if (chunk.items.length > MAX_CHUNK) {
+                const rest = chunk.items.splice(CHUNK);
+                const restKeys = new Float64Array((rest.length + GROWTH) * stride);
+                restKeys.set(chunk.keys.subarray(CHUNK * stride, (CHUNK + rest.length) * stride));
+                this.chunks.splice(chunkIndex + 1, 0, { items: rest, keys: restKeys });
             }
         }
         this.count++;
@@ -69,36 +102,39 @@ export class ChunkedList<T> {
     }
 
     /** Removes this very item (found among those that compare equal to it); false if absent. */
-    public remove(item: T, compare: Compare<T>): boolean {
+    public remove(item: T): boolean {
         if (this.chunks.length === 0) {
             return false;
         }
+        const { stride } = this.order;
+        this.order.keysOf(item, this.probe, 0);
         for (
-            let chunkIndex = this.firstChunkEndingAfter(item, compare, (order) => order >= 0);
+            let chunkIndex = this.firstChunkEndingAfter(item, (order) => order >= 0);
             chunkIndex < this.chunks.length;
             chunkIndex++
         ) {
             const chunk = this.chunks[chunkIndex];
-            let [low, high] = [0, chunk.length];
+            let [low, high] = [0, chunk.items.length];
             while (low < high) {
                 const middle = (low + high) >>> 1;
-                if (compare(chunk[middle], item) < 0) {
+                if (this.compareAt(chunk, middle, item) < 0) {
                     low = middle + 1;
                 } else {
                     high = middle;
                 }
             }
-            for (let index = low; index < chunk.length; index++) {
-                if (chunk[index] === item) {
-                    chunk.splice(index, 1);
-                    if (chunk.length === 0) {
+            for (let index = low; index < chunk.items.length; index++) {
+                if (chunk.items[index] === item) {
+                    chunk.keys.copyWithin(index * stride, (index + 1) * stride, chunk.items.length * stride);
+                    chunk.items.splice(index, 1);
+                    if (chunk.items.length === 0) {
                         this.chunks.splice(chunkIndex, 1);
                     }
                     this.count--;
                     this.starts = undefined;
                     return true;
                 }
-                if (compare(chunk[index], item) !== 0) {
+                if (this.compareAt(chunk, index, item) !== 0) {
                     return false;
                 }
             }
@@ -106,13 +142,19 @@ export class ChunkedList<T> {
         return false;
     }
 
+    /** The chunk's item at `index` against `item`, whose numbers are in `probe`. */
+    private compareAt(chunk: Chunk<T>, index: number, item: T): number {
+        const order = this.order.compareKeys(chunk.keys, index * this.order.stride, this.probe, 0);
+        return order === UNDECIDED ? this.order.compare(chunk.items[index], item) : order;
+    }
+
     /** The first chunk whose last item satisfies `after(compare(last, item))`, or the last chunk. */
-    private firstChunkEndingAfter(item: T, compare: Compare<T>, after: (order: number) => boolean): number {
+    private firstChunkEndingAfter(item: T, after: (order: number) => boolean): number {
         let [low, high] = [0, this.chunks.length - 1];
         while (low < high) {
             const middle = (low + high) >>> 1;
             const chunk = this.chunks[middle];
-            if (after(compare(chunk[chunk.length - 1], item))) {
+            if (after(this.compareAt(chunk, chunk.items.length - 1, item))) {
                 high = middle;
             } else {
                 low = middle + 1;
@@ -127,7 +169,7 @@ export class ChunkedList<T> {
             let start = 0;
             for (const chunk of this.chunks) {
                 this.starts.push(start);
-                start += chunk.length;
+                start += chunk.items.length;
             }
         }
         return this.starts;

@@ -1,5 +1,28 @@
-/** Gives the event loop a turn: timers, I/O and other requests run before the work goes on. */
-const yieldToEventLoop = (): Promise<void> => new Promise((resume) => setImmediate(resume));
+const waiting: (() => void)[] = [];
+let turnScheduled = false;
+
+const resumeOne = (): void => {
+    turnScheduled = false;
+    waiting.shift()?.();
+    if (waiting.length > 0) {
+        turnScheduled = true;
+        setImmediate(resumeOne);
+    }
+};
+
+/**
+ * Gives the event loop a turn: timers, I/O and other requests run before the work goes on. Work
+ * that yields resumes one slice per turn of the loop, so that five sorts at once still hold it
+ * for one slice at a time, not five.
+ */
+export const yieldToEventLoop = (): Promise<void> =>
+    new Promise((resume) => {
+        waiting.push(resume);
+        if (!turnScheduled) {
+            turnScheduled = true;
+            setImmediate(resumeOne);
+        }
+    });
 
 /** How long one slice of work may hold the event loop, in milliseconds. */
 export const SLICE_MS = 4;
@@ -39,27 +62,34 @@ export const forOfSliced = async <T>(items: Iterable<T>, step: (item: T) => void
 const RUN = 256;
 
 /**
- * A stable merge sort that never holds the event loop for more than a slice: runs of 256 sorted
- * with the engine's (stable) sort, then merged pairwise, checking the clock every 256 elements.
+ * Sorts the positions 0..count-1 by `compare`, stably, without holding the event loop for more
+ * than a slice: runs of 256 sorted by the engine's (stable) sort, then merged pairwise, checking
+ * the clock every 256 elements. Positions live in typed arrays, allocated once: a growing array of
+ * a million would be copied whole, in one go, each time it grew.
  */
-export const sortSliced = async <T>(items: readonly T[], compare: (left: T, right: T) => number): Promise<T[]> => {
-    let source: T[] = [];
+export const sortPositionsSliced = async (
+    count: number,
+    compare: (left: number, right: number) => number,
+): Promise<Int32Array> => {
+    let source = new Int32Array(count);
     await forEachSliced(
-        Math.ceil(items.length / RUN),
+        Math.ceil(count / RUN),
         (run) => {
-            const sorted = items.slice(run * RUN, (run + 1) * RUN).sort(compare);
-            for (const item of sorted) {
-                source.push(item);
+            const start = run * RUN;
+            const positions: number[] = [];
+            for (let position = start; position < Math.min(start + RUN, count); position++) {
+                positions.push(position);
             }
+            source.set(positions.sort(compare), start);
         },
         1,
     );
-    let target: T[] = new Array<T>(items.length);
-    for (let width = RUN; width < items.length; width *= 2) {
+    let target = new Int32Array(count);
+    for (let width = RUN; width < count; width *= 2) {
         let sliceStart = performance.now();
-        for (let left = 0; left < items.length; left += 2 * width) {
-            const middle = Math.min(left + width, items.length);
-            const end = Math.min(left + 2 * width, items.length);
+        for (let left = 0; left < count; left += 2 * width) {
+            const middle = Math.min(left + width, count);
+            const end = Math.min(left + 2 * width, count);
             let [i, j, k] = [left, middle, left];
             while (i < middle && j < end) {
                 target[k++] = compare(source[j], source[i]) < 0 ? source[j++] : source[i++];
@@ -68,8 +98,9 @@ export const sortSliced = async <T>(items: readonly T[], compare: (left: T, righ
                     sliceStart = performance.now();
                 }
             }
-            while (i < middle) target[k++] = source[i++];
-            while (j < end) target[k++] = source[j++];
+            target.set(source.subarray(i, middle), k);
+            k += middle - i;
+            target.set(source.subarray(j, end), k);
         }
         [source, target] = [target, source];
     }

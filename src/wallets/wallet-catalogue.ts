@@ -1,8 +1,10 @@
 import { Contracts } from "@arkecosystem/core-kernel";
 import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 
-import { CHUNK, ChunkedList } from "./chunked-list";
-import { forEachSliced, forOfSliced, sortSliced } from "./sliced-sort";
+import { Chunk, CHUNK, ChunkedList } from "./chunked-list";
+import { ShardedMap } from "./sharded-map";
+import { forEachSliced, forOfSliced, SLICE_MS, sortPositionsSliced, yieldToEventLoop } from "./sliced-sort";
+import { UNDECIDED, WalletListOrder } from "./sort-keys";
 import { compileWalletFilter, WalletFilter } from "./wallet-filter";
 import { compareLikeCoreApi } from "./wallet-order";
 
@@ -19,10 +21,17 @@ export type WalletSource = Pick<
  * How many wallets the repository holds, without copying a million of them into an array:
  * core-state 3.9.1's address index keeps them in a Map (`walletByKey`); elsewhere, count them.
  */
-const repositorySize = (repository: WalletSource): number => {
+const walletsByAddress = (repository: WalletSource): Map<string, Contracts.State.Wallet> | undefined => {
     const byKey: unknown = Reflect.get(repository.getIndex(Contracts.State.WalletIndexes.Addresses), "walletByKey");
-    return byKey instanceof Map ? byKey.size : repository.allByAddress().length;
+    return byKey instanceof Map ? (byKey as Map<string, Contracts.State.Wallet>) : undefined;
 };
+
+const repositorySize = (repository: WalletSource): number =>
+    walletsByAddress(repository)?.size ?? repository.allByAddress().length;
+
+/** The repository's wallets in its order, read from its index in place where it can be. */
+const walletsOf = (repository: WalletSource): Iterable<Contracts.State.Wallet> =>
+    walletsByAddress(repository)?.values() ?? repository.allByAddress();
 
 // Each distinct orderBy keeps its own sorted list, each distinct filter its matches; a handful of
 // each covers what clients (explorers, wallets polling a rich list) actually ask between blocks.
@@ -30,6 +39,9 @@ const MAX_CACHED_ORDERS = 8;
 const MAX_CACHED_FILTERS = 16;
 // A list not read for this many versions (a version per request that found changes) is dropped.
 const MAX_VERSIONS_BEHIND = 64;
+// Numbers drawn for sorting are kept in blocks of 2^12 entries.
+const BLOCK_BITS = 12;
+const BLOCK_MASK = (1 << BLOCK_BITS) - 1;
 // A list further behind than this share of the wallets is sorted again rather than patched.
 const PATCH_LIMIT_SHARE = 0.05;
 
@@ -57,7 +69,8 @@ interface SortedList {
     version: number;
     items: ChunkedList<Entry>;
     accepts: (entry: Entry) => boolean;
-    compare: (left: Entry, right: Entry) => number;
+    /** Set while changes are patched in, in slices: nobody reads the list meanwhile. */
+    patching?: Promise<void>;
 }
 
 /**
@@ -73,7 +86,12 @@ const snapshot = (value: unknown): unknown => {
         typeof value === "object" &&
         [Object.prototype, null].includes(Object.getPrototypeOf(value))
     ) {
-        return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, snapshot(item)]));
+        // A literal, so that V8 can allocate these long-lived copies in the old generation directly.
+        const copy: Record<string, unknown> = {};
+        for (const key of Object.keys(value)) {
+            copy[key] = snapshot((value as Record<string, unknown>)[key]);
+        }
+        return copy;
     }
     return value;
 };
@@ -106,14 +124,14 @@ const touch = <T>(cache: Map<string, T>, key: string, value: T, limit: number): 
  * the request is answered once it is done, with the state of that moment.
  */
 export class WalletCatalogue {
-    private readonly entries = new Map<string, Entry>();
+    private readonly entries = new ShardedMap<Entry>();
     private readonly changedAddresses = new Set<string>();
     private readonly changes: Change[] = [];
     private readonly orders = new Map<string, SortedList>();
     private readonly filtered = new Map<string, SortedList>();
     private version = 0;
     private nextSequence = 0;
-    private building: Promise<void> | undefined;
+    private catchingUp: Promise<void> | undefined;
     private built = false;
     private sizeUnsure = true;
     private readonly sortings = new Map<string, Promise<SortedList>>();
@@ -149,14 +167,13 @@ export class WalletCatalogue {
         const unfiltered = criterias.every((criteria) => Object.keys(criteria).length === 0);
         const listKey = unfiltered ? orderKey : `${orderKey} ${JSON.stringify(criterias)}`;
         for (;;) {
-            await this.ensureBuilt();
-            this.takeChanges();
-            if (!this.built) {
-                continue;
-            }
+            await this.catchUp();
             const cache = unfiltered ? this.orders : this.filtered;
             const list = cache.get(listKey);
-            if (list && this.bringUpToDate(list)) {
+            if (list && (await this.bringUpToDate(list))) {
+                if (!this.isCurrent(list) || cache.get(listKey) !== list) {
+                    continue; // wallets changed while it was patched in slices
+                }
                 touch(cache, listKey, list, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
                 return {
                     results: list.items.slice(pagination.offset, pagination.limit).map((entry) => entry.resource),
@@ -172,47 +189,31 @@ export class WalletCatalogue {
                 );
                 this.sortings.set(listKey, sorting);
             }
-            const fresh = await sorting;
-            if (fresh.version === this.version) {
-                touch(cache, listKey, fresh, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
-            }
+            // Kept even if wallets changed since: the next turn patches it (or, after a rebuild of
+            // the entries, finds it cannot and sorts again).
+            touch(cache, listKey, await sorting, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
         }
     }
 
-    private async ensureBuilt(): Promise<void> {
-        while (!this.built) {
-            this.building ??= this.buildEntries().finally(() => (this.building = undefined));
-            await this.building;
+    /** Nothing is left to take from the node's state: every entry is the wallet's of this moment. */
+    private caughtUp(): boolean {
+        return this.built && this.changedAddresses.size === 0 && !this.sizeUnsure;
+    }
+
+    /** Brings the entries up to the node's state, in slices; one catching up at a time. */
+    private async catchUp(): Promise<void> {
+        while (!this.caughtUp()) {
+            this.catchingUp ??= this.catchUpOnce().finally(() => (this.catchingUp = undefined));
+            await this.catchingUp;
         }
     }
 
-    /** Every wallet's entry, in the repository's order, in slices. */
-    private async buildEntries(): Promise<void> {
-        this.changedAddresses.clear();
-        const wallets = this.repository.allByAddress();
-        this.entries.clear();
-        this.orders.clear();
-        this.filtered.clear();
-        this.changes.length = 0;
-        this.nextSequence = 0;
-        await forEachSliced(wallets.length, (index) => {
-            const resource = toResource(wallets[index]);
-            this.entries.set(resource.address, {
-                resource,
-                sequence: this.nextSequence++,
-                superseded: false,
-                born: 0,
-            });
-        });
-        this.version++;
-        this.sizeUnsure = false;
-        // Wallets changed while the entries were built are taken as changes.
-        this.built = true;
-    }
-
-    /** Turns the addresses noted since the last request into new entries, in one version. */
-    private takeChanges(): void {
-        this.takeChangedAddresses();
+    private async catchUpOnce(): Promise<void> {
+        if (!this.built) {
+            await this.buildEntries();
+            return;
+        }
+        await this.takeChangedAddresses();
         if (!this.sizeUnsure) {
             return;
         }
@@ -221,23 +222,60 @@ export class WalletCatalogue {
         if (size < this.entries.size) {
             this.built = false; // a wallet was removed (a state rebuild): everything is built again
         } else if (size > this.entries.size) {
-            // Wallets the repository created without a wallet event (rare: one pass over the index).
-            for (const wallet of this.repository.allByAddress()) {
+            // Wallets the repository created without a wallet event (rare: a pass over the index).
+            await forOfSliced(walletsOf(this.repository), (wallet) => {
                 if (!this.entries.has(wallet.getAddress())) {
                     this.changedAddresses.add(wallet.getAddress());
                 }
-            }
-            this.takeChangedAddresses();
+            });
         }
     }
 
-    private takeChangedAddresses(): void {
-        if (this.changedAddresses.size === 0) {
-            return;
+    /** Every wallet's entry, in the repository's order, in slices. */
+    private async buildEntries(): Promise<void> {
+        this.changedAddresses.clear();
+        this.entries.clear();
+        this.orders.clear();
+        this.filtered.clear();
+        this.changes.length = 0;
+        this.nextSequence = 0;
+        this.sizeUnsure = false;
+        // Over the index itself: a copy of a million wallets would hold the event loop.
+        await forOfSliced(walletsOf(this.repository), (wallet) => {
+            const resource = toResource(wallet);
+            this.entries.set(resource.address, {
+                resource,
+                sequence: this.nextSequence++,
+                superseded: false,
+                born: 0,
+            });
+        });
+        this.version++;
+        // Wallets changed while the entries were built are taken as changes.
+        this.built = true;
+    }
+
+    /** Turns the addresses noted since the last request into new entries, a version per slice. */
+    private async takeChangedAddresses(): Promise<void> {
+        while (this.changedAddresses.size > 0) {
+            this.takeChangedAddressesForASlice();
+            if (this.changedAddresses.size > 0) {
+                await yieldToEventLoop();
+            }
         }
+    }
+
+    private takeChangedAddressesForASlice(): void {
+        const sliceStart = performance.now();
         const fresh: Entry[] = [];
         const superseded: Entry[] = [];
+        let taken = 0;
         for (const address of this.changedAddresses) {
+            this.changedAddresses.delete(address);
+            if ((++taken & 63) === 0 && performance.now() - sliceStart > SLICE_MS) {
+                this.changedAddresses.add(address); // taken in the next slice
+                break;
+            }
             const previous = this.entries.get(address);
             if (previous) {
                 previous.superseded = true;
@@ -256,7 +294,6 @@ export class WalletCatalogue {
             this.entries.set(address, entry);
             fresh.push(entry);
         }
-        this.changedAddresses.clear();
         this.version++;
         this.changes.push({ version: this.version, superseded, fresh });
         this.forgetChangesNoListNeeds();
@@ -282,38 +319,81 @@ export class WalletCatalogue {
         }
     }
 
+    /** The list holds the state of this moment: nothing noted or taken since it was patched. */
+    private isCurrent(list: SortedList): boolean {
+        return this.caughtUp() && list.version === this.version && list.patching === undefined;
+    }
+
     /** Patches a list to the current version; false when it is too far behind to patch. */
-    private bringUpToDate(list: SortedList, limited = true): boolean {
-        if (!this.built) {
-            return false;
+    private async bringUpToDate(list: SortedList, limited = true): Promise<boolean> {
+        for (;;) {
+            if (list.patching) {
+                await list.patching;
+                continue;
+            }
+            if (!this.built) {
+                return false;
+            }
+            if (list.version === this.version) {
+                return true;
+            }
+            const pending = this.changes.filter((change) => change.version > list.version);
+            if (pending.length === 0 || pending[0].version !== list.version + 1) {
+                return false; // changes this list needs were forgotten
+            }
+            const changed = pending.reduce((total, change) => total + change.fresh.length, 0);
+            if (limited && changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
+                return false;
+            }
+            list.patching = this.patch(list, pending).finally(() => (list.patching = undefined));
+            await list.patching;
         }
-        if (list.version === this.version) {
-            return true;
+    }
+
+    /**
+     * Removes each changed wallet's old entry and inserts its new one, in order (a wallet changed
+     * twice is removed and inserted twice; entries are snapshots, so a superseded entry is still
+     * found where its old values sort), yielding whenever a slice has run.
+     */
+    private async patch(list: SortedList, pending: Change[]): Promise<void> {
+        let sliceStart = performance.now();
+        const step = async (): Promise<void> => {
+            if (performance.now() - sliceStart > SLICE_MS) {
+                await yieldToEventLoop();
+                sliceStart = performance.now();
+            }
+        };
+        try {
+            for (const change of pending) {
+                for (const entry of change.superseded) {
+                    if (list.accepts(entry)) {
+                        list.items.remove(entry);
+                        await step();
+                    }
+                }
+                for (const entry of change.fresh) {
+                    if (list.accepts(entry)) {
+                        list.items.insert(entry);
+                        await step();
+                    }
+                }
+                list.version = change.version;
+            }
+        } catch (error) {
+            // Values core-api cannot compare (it throws too): the half-patched list is dropped.
+            this.forget(list);
+            throw error;
         }
-        const pending = this.changes.filter((change) => change.version > list.version);
-        if (pending.length === 0 || pending[0].version !== list.version + 1) {
-            return false; // changes this list needs were forgotten
-        }
-        const changed = pending.reduce((total, change) => total + change.fresh.length, 0);
-        if (limited && changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
-            return false;
-        }
-        // In order: a wallet changed twice is removed and inserted twice. Entries are snapshots, so
-        // a superseded entry is still found where its old values sort.
-        for (const change of pending) {
-            for (const entry of change.superseded) {
-                if (list.accepts(entry)) {
-                    list.items.remove(entry, list.compare);
+    }
+
+    private forget(list: SortedList): void {
+        for (const cache of [this.orders, this.filtered]) {
+            for (const [key, cached] of cache) {
+                if (cached === list) {
+                    cache.delete(key);
                 }
             }
-            for (const entry of change.fresh) {
-                if (list.accepts(entry)) {
-                    list.items.insert(entry, list.compare);
-                }
-            }
         }
-        list.version = this.version;
-        return true;
     }
 
     private async sortedList(
@@ -321,20 +401,22 @@ export class WalletCatalogue {
         criterias: WalletCriteria[] | undefined,
     ): Promise<SortedList> {
         const compareResources = compareLikeCoreApi<WalletResource>(sorting);
-        const compare = (left: Entry, right: Entry): number =>
-            compareResources(left.resource, right.resource) || left.sequence - right.sequence;
+        const order = new WalletListOrder<Entry>(
+            sorting,
+            (entry) => entry.resource,
+            (entry) => entry.sequence,
+            (left, right) => compareResources(left.resource, right.resource) || left.sequence - right.sequence,
+        );
         const filter = criterias ? this.compileFilter(criterias) : undefined;
         const accepts = filter ? (entry: Entry) => filter(entry.resource) : () => true;
         const version = this.version;
         this.sortingFrom.push(version);
         try {
-            const list = { version, items: await this.matchingSorted(version, accepts, compare), accepts, compare };
+            const list: SortedList = { version, items: await this.matchingSorted(version, accepts, order), accepts };
             // The changes that came while it was sorted are patched in whatever their number:
             // sorting again would meet as many, and never finish.
-            this.takeChanges();
-            if (this.built) {
-                this.bringUpToDate(list, false);
-            }
+            await this.catchUp();
+            await this.bringUpToDate(list, false);
             return list;
         } finally {
             this.sortingFrom.splice(this.sortingFrom.indexOf(version), 1);
@@ -344,25 +426,55 @@ export class WalletCatalogue {
     private async matchingSorted(
         version: number,
         accepts: (entry: Entry) => boolean,
-        compare: (left: Entry, right: Entry) => number,
+        order: WalletListOrder<Entry>,
     ): Promise<ChunkedList<Entry>> {
-        const matching: Entry[] = [];
+        const { stride } = order;
+        // Entries and their numbers in blocks: one growing array of a million would be copied
+        // whole, in one go, each time it grew.
+        const entryBlocks: Entry[][] = [];
+        const keyBlocks: Float64Array[] = [];
+        const entryAt = (position: number): Entry => entryBlocks[position >>> BLOCK_BITS][position & BLOCK_MASK];
+        const keysAt = (position: number): Float64Array => keyBlocks[position >>> BLOCK_BITS];
+        const offsetOf = (position: number): number => (position & BLOCK_MASK) * stride;
+        let count = 0;
         // Over the Map itself: a copy of a million entries would hold the event loop.
         await forOfSliced(this.entries.values(), (entry) => {
             if (!entry.superseded && entry.born <= version && accepts(entry)) {
-                matching.push(entry);
+                if ((count & BLOCK_MASK) === 0) {
+                    entryBlocks.push([]);
+                    keyBlocks.push(new Float64Array((BLOCK_MASK + 1) * stride));
+                }
+                entryBlocks[entryBlocks.length - 1].push(entry);
+                order.keysOf(entry, keysAt(count), offsetOf(count));
+                count++;
             }
         });
-        const sorted = await sortSliced(matching, compare);
-        const chunks: Entry[][] = [];
+        // Positions are sorted, by the numbers drawn once per entry, and by the entries where those tie.
+        const sorted = await sortPositionsSliced(count, (left, right) => {
+            const byKeys = order.compareKeys(keysAt(left), offsetOf(left), keysAt(right), offsetOf(right));
+            return byKeys === UNDECIDED ? order.compare(entryAt(left), entryAt(right)) : byKeys;
+        });
+        const chunks: Chunk<Entry>[] = [];
         await forEachSliced(
             Math.ceil(sorted.length / CHUNK),
             (chunk) => {
-                chunks.push(sorted.slice(chunk * CHUNK, (chunk + 1) * CHUNK));
+                const start = chunk * CHUNK;
+                const size = Math.min(CHUNK, sorted.length - start);
+                const items = new Array<Entry>(size);
+                const keys = new Float64Array(size * stride);
+                for (let index = 0; index < size; index++) {
+                    const position = sorted[start + index];
+                    const [from, to] = [keysAt(position), offsetOf(position)];
+                    for (let key = 0; key < stride; key++) {
+                        keys[index * stride + key] = from[to + key];
+                    }
+                    items[index] = entryAt(position);
+                }
+                chunks.push({ items, keys });
             },
-            16,
+            1,
         );
-        return ChunkedList.fromChunks(chunks);
+        return ChunkedList.fromChunks(order, chunks);
     }
 
     private compileFilter(criterias: WalletCriteria[]): WalletFilter {

@@ -34,7 +34,7 @@ const DISALLOWED_SEGMENTS = ["__proto__", "prototype", "constructor"];
  * an enumerable own or inherited property; null or undefined midway gives undefined): get() splits
  * the path again on every call, which dominated sorting. Paths get() refuses keep get().
  */
-const pathReader = (property: string): ((item: unknown) => Comparable) => {
+export const pathReader = (property: string): ((item: unknown) => Comparable) => {
     const segments = property.split(".");
     if (segments.some((segment) => DISALLOWED_SEGMENTS.includes(segment))) {
         return (item) => KernelUtils.get<unknown, Comparable>(item, property);

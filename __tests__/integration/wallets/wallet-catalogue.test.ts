@@ -75,3 +75,23 @@ describe("the wallet catalogue over a long run", () => {
         expect(again.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
     }, 60_000);
 });
+
+describe("the wallet catalogue after many wallets changed at once", () => {
+    it("takes the changes in slices, yielding to the event loop, and answers with the state of that moment", async () => {
+        const state = createWalletState(20_000, 9);
+        const wallets = state.repository.allByAddress();
+        await state.catalogue.page({ offset: 0, limit: 10 }, SORTING);
+        for (const [index, wallet] of wallets.entries()) {
+            if (index % 4 !== 0) {
+                wallet.setNonce(wallet.getNonce().plus(Utils.BigNumber.make(index % 7)));
+            }
+        }
+        let turns = 0;
+        const counting = setInterval(() => turns++, 0);
+        const page = await state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
+        clearInterval(counting);
+        expect(turns).toBeGreaterThan(0); // the catalogue yielded while it caught up
+        expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
+        expect(page.totalCount).toBe(wallets.length);
+    }, 60_000);
+});
