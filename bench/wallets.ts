@@ -20,6 +20,7 @@ const QUERIES = [
     "/api/wallets?orderBy=attributes.delegate.voteBalance:desc&limit=20",
     "/api/wallets?balance.from=1000000000000",
 ];
+const BASELINE = "/api/baseline";
 const LOAD = { concurrency: 4, maxRequests: 100_000, maxMs: 10_000 };
 const BLOCK_TIME_MS = 8_000;
 const WALLETS_PER_BLOCK = 300;
@@ -65,6 +66,8 @@ const benchSize = async (size: number): Promise<string[]> => {
         { host: "127.0.0.1", port: 0, whitelist: ["127.0.0.1"], apiKey: "", bodyBytes: 65536 },
         async (server) => {
             await server.register({ plugin: walletRoutesPlugin, options: state.routes });
+            // The floor: a route that answers at once, under the same load, in the same process.
+            server.route({ method: "GET", path: BASELINE, handler: () => ({ data: {} }) });
         },
     );
     const coreApi = await state.coreApiServer();
@@ -149,6 +152,19 @@ const benchSize = async (size: number): Promise<string[]> => {
                 ]),
             );
         }
+        // What this process's event loop shows without any wallet work: its garbage collector
+        // marking a heap of this size while requests allocate.
+        let block = 0;
+        delay.reset();
+        delay.enable();
+        const blocks = setInterval(() => applyBlock(state, wallets, 2_000 + block++), BLOCK_TIME_MS);
+        const floor = await runLoad({ urls: [`${urlOf(ours)}${BASELINE}`] }, LOAD);
+        clearInterval(blocks);
+        delay.disable();
+        rows.push(
+            "",
+            `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${(delay.max / 1e6).toFixed(1)} ms.`,
+        );
     } finally {
         await Promise.all([ours.stop(), coreApi.stop()]);
     }

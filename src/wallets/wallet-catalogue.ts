@@ -134,6 +134,8 @@ export class WalletCatalogue {
     private catchingUp: Promise<void> | undefined;
     private built = false;
     private sizeUnsure = true;
+    private refreshScheduled = false;
+    private disposed = false;
     private readonly sortings = new Map<string, Promise<SortedList>>();
     /** Versions of lists being sorted: the changes after them are kept until they are patched. */
     private readonly sortingFrom: number[] = [];
@@ -149,11 +151,39 @@ export class WalletCatalogue {
     }
 
     /**
-     * Something may have changed that no wallet event told of (a block applied or reverted may
-     * create wallets silently): the next request compares the repository's size with ours.
+     * A block was applied or reverted. It may have created wallets no wallet event told of: the
+     * repository's size is compared with ours. And the lists kept are brought up to date now, in
+     * slices, so that the requests that follow the block find them current.
      */
     public invalidate(): void {
         this.sizeUnsure = true;
+        if (this.built && !this.refreshScheduled && !this.disposed) {
+            this.refreshScheduled = true;
+            setImmediate(() => {
+                this.refreshScheduled = false;
+                void this.refresh();
+            });
+        }
+    }
+
+    /** Stops bringing lists up to date in the background (the plugin is stopping). */
+    public dispose(): void {
+        this.disposed = true;
+    }
+
+    private async refresh(): Promise<void> {
+        try {
+            await this.catchUp();
+            for (const list of [...this.orders.values(), ...this.filtered.values()]) {
+                if (this.disposed) {
+                    return;
+                }
+                await this.bringUpToDate(list);
+            }
+        } catch {
+            // A list whose values core-api cannot compare was dropped; its next request answers
+            // the error as core-api does.
+        }
     }
 
     public async page(

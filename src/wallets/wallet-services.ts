@@ -66,6 +66,9 @@ export const createWalletServices = (app: Contracts.Kernel.Application): WalletS
             controller: app.resolve(WalletsController),
             options: { maxPageSize: apiConfiguration.getOptional<number>("plugins.pagination.limit", 100) },
         },
-        dispose: () => unsubscribes.forEach((unsubscribe) => unsubscribe()),
+        dispose: () => {
+            unsubscribes.forEach((unsubscribe) => unsubscribe());
+            catalogue.dispose();
+        },
     };
 };

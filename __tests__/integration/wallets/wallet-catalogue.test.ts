@@ -1,4 +1,4 @@
-import { Contracts } from "@arkecosystem/core-kernel";
+import { Container, Contracts } from "@arkecosystem/core-kernel";
 import { Utils } from "@arkecosystem/crypto";
 
 import { compareLikeCoreApi } from "../../../src/wallets/wallet-order";
@@ -93,5 +93,42 @@ describe("the wallet catalogue after many wallets changed at once", () => {
         expect(turns).toBeGreaterThan(0); // the catalogue yielded while it caught up
         expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
         expect(page.totalCount).toBe(wallets.length);
+    }, 60_000);
+});
+
+describe("the wallet catalogue after a block", () => {
+    it("brings the lists it keeps up to date before anyone asks, and stops doing so once disposed", async () => {
+        const state = createWalletState(5_000, 13);
+        const wallets = state.repository.allByAddress();
+        const events = state.app.get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService);
+        await state.catalogue.page({ offset: 0, limit: 10 }, SORTING);
+        const lists = Reflect.get(state.catalogue, "orders") as Map<string, { version: number }>;
+        const [list] = [...lists.values()];
+        const turns = async (count: number): Promise<void> => {
+            for (let turn = 0; turn < count; turn++) {
+                await new Promise((resume) => setImmediate(resume));
+            }
+        };
+
+        const applyBlock = async (): Promise<void> => {
+            for (let index = 0; index < 50; index++) {
+                const wallet = wallets[(index * 97) % wallets.length];
+                wallet.setNonce(wallet.getNonce().plus(Utils.BigNumber.ONE));
+            }
+            await events.dispatch("block.applied", {});
+        };
+        await applyBlock();
+        const before = list.version;
+        await turns(20);
+        expect(list.version).toBeGreaterThan(before);
+        expect(list.version).toBe(Reflect.get(state.catalogue, "version"));
+        const page = await state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
+        expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
+
+        state.catalogue.dispose();
+        await applyBlock();
+        const disposedAt = list.version;
+        await turns(20);
+        expect(list.version).toBe(disposedAt);
     }, 60_000);
 });
