@@ -65,6 +65,86 @@ const run = async (
     };
 };
 
+const SLOW_EVENTS = 2_000;
+const SLOW_RATE = 200;
+const SLOW_ANSWER_MS = 250;
+
+/** Events at SLOW_RATE a second to a receiver that answers 200 after SLOW_ANSWER_MS. */
+const runSlowReceiver = async (
+    handle: (event: { name: string; data: unknown }) => unknown,
+    receiver: Receiver,
+): Promise<{ delivered: number; seconds: number }> => {
+    const started = performance.now();
+    const startedAt = Date.now();
+    for (let height = 1; height <= SLOW_EVENTS; height++) {
+        const at = ((height - 1) / SLOW_RATE) * 1000;
+        const elapsed = performance.now() - started;
+        if (at > elapsed) {
+            await new Promise((resolve) => setTimeout(resolve, at - elapsed));
+        }
+        void handle({ name: "block.applied", data: { height } });
+    }
+    const distinct = (): number =>
+        new Set(
+            receiver.requests.map((request) => (JSON.parse(request.body) as { data: { height: number } }).data.height),
+        ).size;
+    await eventually(async () => (distinct() === SLOW_EVENTS ? true : undefined), {
+        timeoutMs: SETTLE_LIMIT_MS,
+        intervalMs: 200,
+    }).catch(() => undefined);
+    const last = Math.max(...receiver.requests.map((request) => request.receivedAt));
+    return { delivered: distinct(), seconds: (last - startedAt) / 1000 };
+};
+
+const slowReceiver = (): Receiver =>
+    new Receiver((_request, _index, response) => {
+        setTimeout(() => response.writeHead(200).end("ok"), SLOW_ANSWER_MS);
+    });
+
+/** The slow but healthy receiver, ours and ARK's. */
+const benchSlowReceiver = async (): Promise<string[]> => {
+    const receiver = await slowReceiver().start(await freePort());
+    const ours = await startPlugin({ server: { whitelist: ["127.0.0.1"] } });
+    await ours.plugin.register.create({
+        event: "block.applied",
+        target: receiver.url,
+        enabled: true,
+        conditions: [],
+        match: "any",
+    });
+    const mine = await runSlowReceiver((event) => ours.plugin.listener.handle(event), receiver);
+    const concurrency = ours.plugin.dispatcher.origins.loads()[0]?.concurrency ?? 0;
+    await ours.stop();
+    await receiver.stop();
+
+    const arkReceiver = await slowReceiver().start(await freePort());
+    const dir = mkdtempSync(join(tmpdir(), "cww-bench-ark-"));
+    const seed = [
+        {
+            id: randomUUID(),
+            event: "block.applied",
+            target: arkReceiver.url,
+            enabled: true,
+            conditions: [],
+            token: randomUUID(),
+        },
+    ];
+    const ark = await startArkWebhooks(dir, await freePort(), seed, true);
+    const theirs = await runSlowReceiver((event) => ark.listener.handle(event), arkReceiver);
+    await ark.stop();
+    await arkReceiver.stop();
+    rmSync(dir, { recursive: true, force: true });
+    return [
+        "",
+        `A slow but healthy receiver: ${SLOW_EVENTS.toLocaleString("en")} events at ${SLOW_RATE}/s to a receiver that answers 200 after ${SLOW_ANSWER_MS} ms; seconds from the first event to the last delivery (up to ${SETTLE_LIMIT_MS / 1000} s)`,
+        "",
+        "| plugin | events delivered | seconds | connections to the receiver at the end |",
+        "|---|---|---|---|",
+        formatRow(["ARK core-webhooks", theirs.delivered, theirs.seconds, "one per delivery"]),
+        formatRow(["ours", mine.delivered, mine.seconds, concurrency]),
+    ];
+};
+
 /** 5,000 block.applied events to one webhook and a local receiver, ours and ARK's. */
 export const benchDelivery = async (): Promise<string[]> => {
     const rows = [
@@ -149,5 +229,6 @@ export const benchDelivery = async (): Promise<string[]> => {
             ]),
         );
     }
+    rows.push(...(await benchSlowReceiver()));
     return rows;
 };

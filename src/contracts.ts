@@ -94,3 +94,16 @@ export interface SpoolStats {
     /** Events lost because the spool was full or the event could not be written at all, since start. */
     dropped: number;
 }
+
+/** One origin's state, as `GET /api` shows it. */
+export interface OriginLoad {
+    origin: string;
+    /** Attempts it may have under way now. */
+    concurrency: number;
+    inFlight: number;
+    /** Smoothed duration of its recent attempts, and the lowest seen lately. */
+    latencyMs: number | null;
+    baselineLatencyMs: number | null;
+    /** Paused by a Retry-After until then (epoch ms), or null. */
+    pausedUntil: number | null;
+}

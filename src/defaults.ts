@@ -24,8 +24,10 @@ export const defaults: RawOptions = {
     },
     delivery: {
         timeoutMs: readNumber("TIMEOUT", 10_000),
-        concurrency: readNumber("CONCURRENCY", 50),
-        concurrencyPerTarget: readNumber("CONCURRENCY_PER_TARGET", 4),
+        concurrency: readNumber("CONCURRENCY", 128),
+        // Each origin's limit adapts between these (see delivery/origin-limits.ts), from 4.
+        concurrencyPerTarget: readNumber("CONCURRENCY_PER_TARGET", 64),
+        concurrencyPerTargetFloor: readNumber("CONCURRENCY_PER_TARGET_FLOOR", 1),
         retryScheduleSeconds: readList("RETRY_SCHEDULE", [
             "5",
             "300",

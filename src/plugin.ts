@@ -206,7 +206,7 @@ export class WebhookPlugin {
     }
 
     private async createServer(wallets: WalletRoutes | undefined): Promise<Hapi.Server> {
-        const { options, register, journal, outbox, listener, spool, health, deliveries } = this;
+        const { options, register, journal, outbox, listener, spool, health, deliveries, dispatcher } = this;
         const limits = options.limits;
         const info = { name: this.environment.name, version: this.environment.version };
         return createHttpServer(
@@ -226,6 +226,7 @@ export class WebhookPlugin {
                         spool: () => spool.stats(),
                         pendingDeliveries: () => outbox.pendingCount(),
                         journalBacklog: () => journal.backlog(),
+                        origins: () => dispatcher.origins.loads(),
                     }),
                 );
                 registerWebhookRoutes(server, new WebhooksController(register, prefix), limits);

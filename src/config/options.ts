@@ -12,6 +12,7 @@ export interface PluginOptions {
         timeoutMs: number;
         concurrency: number;
         concurrencyPerTarget: number;
+        concurrencyPerTargetFloor: number;
         retryScheduleSeconds: number[];
         autoDisableAfterDeadDeliveries: number;
         retentionDays: number;

@@ -33,6 +33,7 @@ export const configSchema = Joi.object({
         timeoutMs: positiveInteger.required(),
         concurrency: positiveInteger.required(),
         concurrencyPerTarget: positiveInteger.required(),
+        concurrencyPerTargetFloor: positiveInteger.max(Joi.ref("concurrencyPerTarget")).required(),
         retryScheduleSeconds: Joi.array().items(Joi.number().min(0)).required(),
         autoDisableAfterDeadDeliveries: Joi.number().integer().min(0).required(),
         retentionDays: positiveInteger.required(),

@@ -3,13 +3,17 @@ import { DeliveryStore } from "../store/delivery-store";
 import { isStorageError, StorageHealth, StoragePart } from "../store/storage-health";
 import { attemptDelivery, DeliveryReport } from "./attempt";
 import { JournalExpander } from "./journal-expander";
+import { OriginLimits } from "./origin-limits";
+import { AttemptResult } from "./retry-policy";
 import { DeliverySender } from "./sender";
 
 export type { DeliveryReport } from "./attempt";
 
 export interface DispatcherOptions {
     concurrency: number;
+    /** The most attempts under way to one origin; each origin's own limit adapts below it. */
     concurrencyPerTarget: number;
+    concurrencyPerTargetFloor: number;
     retryScheduleSeconds: readonly number[];
     autoDisableAfterDeadDeliveries: number;
 }
@@ -72,7 +76,8 @@ const targetKey = (target: string): string => {
  */
 export class DeliveryDispatcher {
     private readonly inFlight = new Map<string, Promise<void>>();
-    private readonly perTarget = new Map<string, number>();
+    /** How many attempts each origin may have under way, adapted to how it answers. */
+    public readonly origins: OriginLimits;
     /** Webhooks that may have pending deliveries; a webhook leaves when it has none left or is disabled. */
     private readonly active = new Set<string>();
     /** Webhooks whose pending deliveries are all retries due later: not visited before then. */
@@ -84,6 +89,11 @@ export class DeliveryDispatcher {
     /** Webhooks a receiver answered 410 in this run: deliveries they are given are cancelled. */
     private readonly gone = new Set<string>();
     private pumpFailures = 0;
+    /**
+     * An outcome could not be written lately: one attempt at a time until one is, so that a full
+     * disk meets one outcome at a time, not an origin's worth of them.
+     */
+    private probing = false;
     private pausedUntil = 0;
     private rotation = 0;
     private timer: NodeJS.Timeout | undefined;
@@ -98,6 +108,10 @@ export class DeliveryDispatcher {
     ) {
         this.clock = dependencies.clock ?? Date.now;
         this.random = dependencies.random ?? Math.random;
+        this.origins = new OriginLimits(
+            { floor: options.concurrencyPerTargetFloor, ceiling: options.concurrencyPerTarget },
+            this.clock,
+        );
     }
 
     public start(): void {
@@ -245,8 +259,9 @@ export class DeliveryDispatcher {
     /** Starts as many of the webhook's due deliveries as its target and the global cap allow. */
     private fill(webhook: Webhook, now: number): "started" | "held back" | "nothing due" {
         const key = targetKey(webhook.target);
-        const used = this.perTarget.get(key) ?? 0;
-        const free = Math.min(this.options.concurrency - this.inFlight.size, this.options.concurrencyPerTarget - used);
+        const used = this.origins.inFlight(key);
+        const cap = this.probing ? 1 : this.options.concurrency;
+        const free = Math.min(cap - this.inFlight.size, this.origins.free(key));
         if (free <= 0) {
             return "held back";
         }
@@ -262,8 +277,11 @@ export class DeliveryDispatcher {
     }
 
     private launch(delivery: Delivery, webhook: Webhook, key: string): void {
-        this.perTarget.set(key, (this.perTarget.get(key) ?? 0) + 1);
-        const attempt = this.run(delivery, webhook)
+        this.origins.started(key);
+        let answer: { result: AttemptResult; durationMs: number } | undefined;
+        const attempt = this.run(delivery, webhook, (report) => {
+            answer = { result: report.outcome.result, durationMs: report.durationMs };
+        })
             .then(
                 () => {
                     this.backoff.delete(webhook.id);
@@ -273,23 +291,21 @@ export class DeliveryDispatcher {
             .finally(() => {
                 const wasFull = this.inFlight.size >= this.options.concurrency;
                 this.inFlight.delete(delivery.id);
-                const remaining = (this.perTarget.get(key) ?? 1) - 1;
-                if (remaining > 0) {
-                    this.perTarget.set(key, remaining);
-                } else {
-                    this.perTarget.delete(key);
-                }
+                this.origins.finished(key, answer?.result, answer?.durationMs ?? 0);
                 this.afterAttempt(webhook.id, wasFull);
             });
         this.inFlight.set(delivery.id, attempt);
     }
 
     private holdBack(webhookId: string, error: unknown): void {
-        const failures = (this.backoff.get(webhookId)?.failures ?? 0) + 1;
-        this.backoff.set(webhookId, {
-            until: this.clock() + failureBackoffMs(failures, WEBHOOK_BACKOFF_MAX_MS),
-            failures,
-        });
+        const now = this.clock();
+        const held = this.backoff.get(webhookId);
+        // Attempts that were under way together fail together: one incident, one step of the delay
+        // (counted one by one, 16 attempts at once held a webhook for a minute after a full disk).
+        if (!held || held.until <= now) {
+            const failures = (held?.failures ?? 0) + 1;
+            this.backoff.set(webhookId, { until: now + failureBackoffMs(failures, WEBHOOK_BACKOFF_MAX_MS), failures });
+        }
         this.report(error, "outcomes");
     }
 
@@ -315,21 +331,24 @@ export class DeliveryDispatcher {
         }
     }
 
-    private async run(delivery: Delivery, webhook: Webhook): Promise<void> {
+    private async run(delivery: Delivery, webhook: Webhook, onAnswer: (report: DeliveryReport) => void): Promise<void> {
         const report = await attemptDelivery(delivery, webhook, {
             sender: this.dependencies.sender,
             retryScheduleSeconds: this.options.retryScheduleSeconds,
             clock: this.clock,
             random: this.random,
         });
+        onAnswer(report);
         try {
             this.dependencies.outbox.record(report.record);
         } catch (error) {
             // Sent but not written: kept, and nothing more is sent until it is (see recordHeldOutcomes).
             this.unrecorded.set(delivery.id, report.record);
+            this.probing = true;
             throw error;
         }
         if (this.unrecorded.size === 0) {
+            this.probing = false;
             this.dependencies.health.succeeded("outcomes");
         }
         this.dependencies.onReport(report);
@@ -375,6 +394,13 @@ export class DeliveryDispatcher {
                 next = held;
             }
         }
+        // An origin paused by a Retry-After holds deliveries already due: its pause's end wakes them.
+        for (const { pausedUntil } of this.origins.loads()) {
+            if (pausedUntil !== null && pausedUntil > now && pausedUntil < next) {
+                next = pausedUntil;
+            }
+        }
+        this.origins.forgetIdle();
         this.sleep(Math.max(1, next - this.clock()));
     }
 

@@ -133,6 +133,7 @@ const dispatcherOver = (
         {
             concurrency: 50,
             concurrencyPerTarget: 4,
+            concurrencyPerTargetFloor: 1,
             retryScheduleSeconds: [5, 60],
             autoDisableAfterDeadDeliveries: 0,
             ...options,

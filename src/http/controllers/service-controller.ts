@@ -1,4 +1,4 @@
-import { SpoolStats, StorageState } from "../../contracts";
+import { OriginLoad, SpoolStats, StorageState } from "../../contracts";
 import { ListenerStats } from "../../events/listener";
 
 export interface ServiceInfo {
@@ -12,6 +12,8 @@ export interface ServiceProbes {
     spool: () => SpoolStats;
     pendingDeliveries: () => number;
     journalBacklog: () => number;
+    /** Each receiver origin's adaptive concurrency, attempts under way and latency. */
+    origins: () => OriginLoad[];
 }
 
 const orNull = (read: () => number): number | null => {
@@ -38,6 +40,7 @@ export class ServiceController {
                 deliveries: {
                     pending: orNull(this.probes.pendingDeliveries),
                     journaled: orNull(this.probes.journalBacklog),
+                    origins: this.probes.origins(),
                 },
             },
         };

@@ -1,0 +1,109 @@
+import { OriginLoad } from "../../src/contracts";
+import { eventually, requestJson } from "../support/http";
+import { RunningPlugin, startPlugin } from "../support/plugin-harness";
+import { answer, Receiver } from "../support/receiver";
+
+const createWebhook = async (running: RunningPlugin, target: string): Promise<string> => {
+    const response = await requestJson<{ data: { id: string } }>(`${running.url}/webhooks`, {
+        method: "POST",
+        body: { event: "block.applied", conditions: [], target },
+    });
+    expect(response.status).toBe(201);
+    return response.body.data.id;
+};
+
+const originsOf = async (running: RunningPlugin): Promise<OriginLoad[]> =>
+    (await requestJson<{ data: { deliveries: { origins: OriginLoad[] } } }>(running.url)).body.data.deliveries.origins;
+
+const emit = (running: RunningPlugin, count: number): void => {
+    for (let height = 1; height <= count; height++) {
+        running.plugin.listener.handle({ name: "block.applied", data: { height } });
+    }
+};
+
+describe("concurrency that adapts to each receiver's origin", () => {
+    let running: RunningPlugin | undefined;
+    let receiver: Receiver | undefined;
+
+    afterEach(async () => {
+        await running?.stop();
+        await receiver?.stop();
+        running = undefined;
+        receiver = undefined;
+    });
+
+    it("opens more connections to a slow but healthy receiver, and shows it in GET /api", async () => {
+        let open = 0;
+        let mostOpen = 0;
+        receiver = await new Receiver((request, index, response) => {
+            open++;
+            mostOpen = Math.max(mostOpen, open);
+            setTimeout(() => {
+                open--;
+                answer(200)(request, index, response);
+            }, 250);
+        }).start();
+        running = await startPlugin();
+        await createWebhook(running, receiver.url);
+        emit(running, 300);
+
+        const origins = await eventually(
+            async () => {
+                const loads = await originsOf(running as RunningPlugin);
+                return loads.length === 1 && loads[0].concurrency >= 32 ? loads : undefined;
+            },
+            { timeoutMs: 20_000, intervalMs: 50 },
+        );
+        expect(origins[0]).toMatchObject({ origin: `http://127.0.0.1:${receiver.port}`, pausedUntil: null });
+        expect(origins[0].latencyMs).toBeGreaterThanOrEqual(250);
+        await eventually(async () => (receiver?.requests.length === 300 ? true : undefined), { timeoutMs: 30_000 });
+        expect(mostOpen).toBeGreaterThan(4); // the fixed limit before was 4 connections
+    }, 60_000);
+
+    it("closes down to the floor on a receiver that resets every connection", async () => {
+        receiver = await new Receiver((_request, _index, response) => response.socket?.destroy()).start();
+        running = await startPlugin({
+            delivery: { retryScheduleSeconds: [0.2, 0.2, 0.2, 0.2, 0.2], concurrencyPerTargetFloor: 1 },
+        });
+        await createWebhook(running, receiver.url);
+        emit(running, 40);
+
+        const origins = await eventually(
+            async () => {
+                const loads = await originsOf(running as RunningPlugin);
+                return loads[0]?.concurrency === 1 ? loads : undefined;
+            },
+            { timeoutMs: 20_000, intervalMs: 20 },
+        );
+        expect(origins[0].concurrency).toBe(1);
+    }, 30_000);
+
+    it("pauses the whole origin, every webhook on it, for as long as a 429's Retry-After asks", async () => {
+        receiver = await new Receiver((request, index, response) =>
+            answer(index === 0 ? 429 : 200, index === 0 ? { "retry-after": "2" } : {})(request, index, response),
+        ).start();
+        running = await startPlugin({ delivery: { retryScheduleSeconds: [0.05, 0.1] } });
+        await createWebhook(running, `http://127.0.0.1:${receiver.port}/first`);
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
+        await eventually(async () => (receiver?.requests.length ? true : undefined), {
+            timeoutMs: 5_000,
+            intervalMs: 5,
+        });
+        const pausedAt = receiver.requests[0].receivedAt;
+        // Another webhook on the same origin, and the next event: both wait with the origin.
+        await createWebhook(running, `http://127.0.0.1:${receiver.port}/second`);
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 2 } });
+        const paused = await eventually(
+            async () => {
+                const loads = await originsOf(running as RunningPlugin);
+                return loads[0]?.pausedUntil ? loads[0] : undefined;
+            },
+            { timeoutMs: 5_000, intervalMs: 5 },
+        );
+        expect(paused.pausedUntil).toBeGreaterThanOrEqual(pausedAt + 1_900);
+
+        await eventually(async () => (receiver?.requests.length === 4 ? true : undefined), { timeoutMs: 10_000 });
+        const afterPause = receiver.requests.slice(1).map((request) => request.receivedAt - pausedAt);
+        expect(Math.min(...afterPause)).toBeGreaterThanOrEqual(1_900);
+    }, 30_000);
+});

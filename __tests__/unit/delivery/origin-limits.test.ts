@@ -1,0 +1,90 @@
+import { OriginLimits } from "../../../src/delivery/origin-limits";
+import { AttemptResult } from "../../../src/delivery/retry-policy";
+
+const ORIGIN = "http://receiver.test";
+const ok: AttemptResult = { kind: "response", statusCode: 200 };
+
+/** Fills the origin to its limit and ends every attempt with `result` after `durationMs`. */
+const round = (limits: OriginLimits, clock: { now: number }, result: AttemptResult, durationMs: number): number => {
+    const started = limits.free(ORIGIN);
+    for (let index = 0; index < started; index++) {
+        limits.started(ORIGIN);
+    }
+    clock.now += durationMs;
+    for (let index = 0; index < started; index++) {
+        limits.finished(ORIGIN, result, durationMs);
+    }
+    return started;
+};
+
+describe("OriginLimits", () => {
+    it("raises a slow but healthy receiver's concurrency up to the ceiling, doubling while nothing strains", () => {
+        const clock = { now: 0 };
+        const limits = new OriginLimits({ floor: 1, ceiling: 64 }, () => clock.now);
+        const perRound = Array.from({ length: 6 }, () => round(limits, clock, ok, 250));
+        expect(perRound).toEqual([4, 8, 16, 32, 64, 64]);
+        expect(limits.loads()).toEqual([
+            {
+                origin: ORIGIN,
+                concurrency: 64,
+                inFlight: 0,
+                latencyMs: 250,
+                baselineLatencyMs: expect.any(Number),
+                pausedUntil: null,
+            },
+        ]);
+    });
+
+    it("halves it on timeouts and connection errors, once a round trip, down to the floor", () => {
+        const clock = { now: 0 };
+        const limits = new OriginLimits({ floor: 2, ceiling: 64 }, () => clock.now);
+        for (let index = 0; index < 4; index++) {
+            round(limits, clock, ok, 20);
+        }
+        expect(limits.free(ORIGIN)).toBe(64);
+        round(limits, clock, { kind: "network-error", message: "timeout" }, 1_000);
+        expect(limits.free(ORIGIN)).toBe(32); // 64 failures of one overload are one signal
+        for (let index = 0; index < 8; index++) {
+            round(limits, clock, { kind: "network-error", message: "ECONNRESET" }, 1_000);
+        }
+        expect(limits.free(ORIGIN)).toBe(2);
+    });
+
+    it("pauses the whole origin for as long as a 429's Retry-After asks", () => {
+        const clock = { now: 1_000 };
+        const limits = new OriginLimits({ floor: 1, ceiling: 64 }, () => clock.now);
+        limits.started(ORIGIN);
+        limits.finished(ORIGIN, { kind: "response", statusCode: 429, retryAfterMs: 30_000 }, 5);
+        expect(limits.free(ORIGIN)).toBe(0);
+        expect(limits.pausedUntil(ORIGIN)).toBe(31_000);
+        expect(limits.loads()[0].pausedUntil).toBe(31_000);
+        clock.now = 31_000;
+        expect(limits.free(ORIGIN)).toBe(2);
+        expect(limits.pausedUntil(ORIGIN)).toBe(0);
+    });
+
+    it("stops growing, then shrinks, when the receiver's latency rises with the load", () => {
+        const clock = { now: 0 };
+        const limits = new OriginLimits({ floor: 1, ceiling: 64 }, () => clock.now);
+        round(limits, clock, ok, 10);
+        round(limits, clock, ok, 10);
+        const reached = limits.free(ORIGIN);
+        for (let index = 0; index < 5; index++) {
+            round(limits, clock, ok, 200);
+        }
+        expect(limits.free(ORIGIN)).toBeLessThan(reached);
+    });
+
+    it("leaves an origin that never uses its limit where it is, and says nothing of 4xx", () => {
+        const clock = { now: 0 };
+        const limits = new OriginLimits({ floor: 1, ceiling: 64 }, () => clock.now);
+        for (let index = 0; index < 50; index++) {
+            limits.started(ORIGIN);
+            clock.now += 10;
+            limits.finished(ORIGIN, index % 2 ? ok : { kind: "response", statusCode: 404 }, 10);
+        }
+        expect(limits.free(ORIGIN)).toBe(4);
+        limits.forgetIdle();
+        expect(limits.loads()).toEqual([]);
+    });
+});
