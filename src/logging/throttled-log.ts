@@ -18,16 +18,18 @@ export class ThrottledLog {
         private readonly intervalMs: number = LOG_INTERVAL_MS,
     ) {}
 
-    public write(topic: string, message: string): void {
+    /** Logs the message unless its topic was logged within the interval; true when it did. */
+    public write(topic: string, message: string): boolean {
         const now = this.clock();
         const seen = this.topics.get(topic);
         if (seen && now - seen.loggedAt < this.intervalMs) {
             seen.suppressed++;
-            return;
+            return false;
         }
         const repeats = seen && seen.suppressed > 0 ? ` (and ${seen.suppressed} more like it since the last line)` : "";
         this.sink(`${message}${repeats}`);
         this.topics.set(topic, { loggedAt: now, suppressed: 0 });
+        return true;
     }
 
     /** Forgets a topic, so that its next failure is logged at once. */

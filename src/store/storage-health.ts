@@ -60,6 +60,8 @@ export class StorageHealth {
     private readonly failing = new Map<StoragePart, string>();
     private cause: string | null = null;
     private since: number | null = null;
+    /** The current incident's "degraded" line was printed, so its recovery is too. */
+    private incidentLogged = false;
     private readonly log: ThrottledLog;
 
     public constructor(
@@ -89,7 +91,9 @@ export class StorageHealth {
         this.failing.set(part, cause);
         this.cause = cause;
         const message = `storage degraded: ${this.file}: ${cause}`;
-        this.log.write("storage", `${message}, writing ${PART_LABELS[part]}`);
+        if (this.log.write("storage", `${message}, writing ${PART_LABELS[part]}`)) {
+            this.incidentLogged = true;
+        }
         return message;
     }
 
@@ -110,7 +114,12 @@ export class StorageHealth {
         const since = this.since ?? this.clock();
         this.cause = null;
         this.since = null;
-        this.log.reset("storage");
-        this.logger.info(`storage recovered: ${this.file} accepts writes again after ${this.clock() - since} ms`);
+        // A file that flaps (a nearly full disk takes a write now and then) is not logged on every
+        // flap: degradations stay throttled across recoveries (counted on the next line), and a
+        // recovery is logged when its degradation was.
+        if (this.incidentLogged) {
+            this.incidentLogged = false;
+            this.logger.info(`storage recovered: ${this.file} accepts writes again after ${this.clock() - since} ms`);
+        }
     }
 }
