@@ -141,7 +141,7 @@ const benchSlowReceiver = async (): Promise<string[]> => {
         "| plugin | events delivered | seconds | connections to the receiver at the end |",
         "|---|---|---|---|",
         formatRow(["ARK core-webhooks", theirs.delivered, theirs.seconds, "one per delivery"]),
-        formatRow(["ours", mine.delivered, mine.seconds, concurrency]),
+        formatRow(["ours", mine.delivered, mine.seconds, String(concurrency)]),
     ];
 };
 
