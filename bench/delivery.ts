@@ -8,7 +8,7 @@ import { eventually } from "../__tests__/support/http";
 import { freePort } from "../__tests__/support/ports";
 import { startPlugin } from "../__tests__/support/plugin-harness";
 import { Receiver } from "../__tests__/support/receiver";
-import { startArkWebhooks } from "./ark-webhooks";
+import { ArkWebhooks, startArkWebhooks } from "./ark-webhooks";
 import { formatRow } from "./load";
 
 const EVENTS = 5_000;
@@ -101,6 +101,28 @@ const slowReceiver = (): Receiver =>
         setTimeout(() => response.writeHead(200).end("ok"), SLOW_ANSWER_MS);
     });
 
+/** ARK's plugin with one webhook on block.applied to the receiver, for the length of `body`. */
+const withArkWebhooksTo = async <T>(receiver: Receiver, body: (ark: ArkWebhooks) => Promise<T>): Promise<T> => {
+    const dir = mkdtempSync(join(tmpdir(), "cww-bench-ark-"));
+    const seed = [
+        {
+            id: randomUUID(),
+            event: "block.applied",
+            target: receiver.url,
+            enabled: true,
+            conditions: [],
+            token: randomUUID(),
+        },
+    ];
+    const ark = await startArkWebhooks(dir, await freePort(), seed, true);
+    try {
+        return await body(ark);
+    } finally {
+        await ark.stop();
+        rmSync(dir, { recursive: true, force: true });
+    }
+};
+
 /** The slow but healthy receiver, ours and ARK's. */
 const benchSlowReceiver = async (): Promise<string[]> => {
     const receiver = await slowReceiver().start(await freePort());
@@ -118,22 +140,10 @@ const benchSlowReceiver = async (): Promise<string[]> => {
     await receiver.stop();
 
     const arkReceiver = await slowReceiver().start(await freePort());
-    const dir = mkdtempSync(join(tmpdir(), "cww-bench-ark-"));
-    const seed = [
-        {
-            id: randomUUID(),
-            event: "block.applied",
-            target: arkReceiver.url,
-            enabled: true,
-            conditions: [],
-            token: randomUUID(),
-        },
-    ];
-    const ark = await startArkWebhooks(dir, await freePort(), seed, true);
-    const theirs = await runSlowReceiver((event) => ark.listener.handle(event), arkReceiver);
-    await ark.stop();
+    const theirs = await withArkWebhooksTo(arkReceiver, (ark) =>
+        runSlowReceiver((event) => ark.listener.handle(event), arkReceiver),
+    );
     await arkReceiver.stop();
-    rmSync(dir, { recursive: true, force: true });
     return [
         "",
         `A slow but healthy receiver: ${SLOW_EVENTS.toLocaleString("en")} events at ${SLOW_RATE}/s to a receiver that answers 200 after ${SLOW_ANSWER_MS} ms; seconds from the first event to the last delivery (up to ${SETTLE_LIMIT_MS / 1000} s)`,
@@ -180,31 +190,19 @@ export const benchDelivery = async (): Promise<string[]> => {
         await receiver.stop();
 
         const arkReceiver = await new Receiver().start(await freePort());
-        const dir = mkdtempSync(join(tmpdir(), "cww-bench-ark-"));
-        const seed = [
-            {
-                id: randomUUID(),
-                event: "block.applied",
-                target: arkReceiver.url,
-                enabled: true,
-                conditions: [],
-                token: randomUUID(),
-            },
-        ];
-        const ark = await startArkWebhooks(dir, await freePort(), seed, true);
         let inFlight = 0;
-        const theirs = await run(
-            scenario,
-            arkReceiver,
-            (event) => {
-                inFlight++;
-                return Promise.resolve(ark.listener.handle(event)).finally(() => inFlight--);
-            },
-            () => inFlight === 0,
+        const theirs = await withArkWebhooksTo(arkReceiver, (ark) =>
+            run(
+                scenario,
+                arkReceiver,
+                (event) => {
+                    inFlight++;
+                    return Promise.resolve(ark.listener.handle(event)).finally(() => inFlight--);
+                },
+                () => inFlight === 0,
+            ),
         );
-        await ark.stop();
         await arkReceiver.stop();
-        rmSync(dir, { recursive: true, force: true });
 
         rows.push(
             formatRow([
