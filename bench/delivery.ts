@@ -135,7 +135,7 @@ const benchSlowReceiver = async (): Promise<string[]> => {
         match: "any",
     });
     const mine = await runSlowReceiver((event) => ours.plugin.listener.handle(event), receiver);
-    const concurrency = ours.plugin.dispatcher.origins.loads()[0]?.concurrency ?? 0;
+    const concurrency = (await ours.plugin.engine.origins())[0]?.concurrency ?? 0;
     await ours.stop();
     await receiver.stop();
 

@@ -1,3 +1,4 @@
+import { benchCost } from "./cost";
 import { benchDelivery } from "./delivery";
 import { benchListener } from "./listener";
 import { benchRegexp } from "./regexp";
@@ -11,6 +12,7 @@ const main = async (): Promise<void> => {
         ["register", benchRegister],
         ["listener", benchListener],
         ["delivery", benchDelivery],
+        ["cost", benchCost],
         ["regexp", benchRegexp],
         ["wallets", benchWallets],
     ];

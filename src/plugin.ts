@@ -1,20 +1,19 @@
 import Hapi from "@hapi/hapi";
-import { performance } from "perf_hooks";
 
 import { PluginOptions } from "./config/options";
-import { announceAttempt } from "./delivery/announcer";
-import { DeliveryDispatcher } from "./delivery/dispatcher";
-import { Retention } from "./delivery/retention";
-import { JournalExpander } from "./delivery/journal-expander";
-import { DeliverySender, Resolver } from "./delivery/sender";
-import { compileTargetPolicy } from "./delivery/target-policy";
+import { Resolver } from "./delivery/sender";
+import { EngineCallbacks, EngineHandle } from "./engine/engine-handle";
+import { InlineEngine } from "./engine/inline-engine";
+import { ThreadedEngine } from "./engine/threaded-engine";
 import { KernelEventListener } from "./events/listener";
 import { RegexpPool } from "./events/regexp-pool";
 import { WebhookIndex } from "./events/webhook-index";
 import { DeliveriesController } from "./http/controllers/deliveries-controller";
+import { MetricsController } from "./http/controllers/metrics-controller";
 import { ServiceController } from "./http/controllers/service-controller";
 import { WebhooksController } from "./http/controllers/webhooks-controller";
 import { registerDeliveryRoutes } from "./http/routes/deliveries";
+import { registerMetricsRoute } from "./http/routes/metrics";
 import { registerServiceRoutes } from "./http/routes/service";
 import { registerWebhookRoutes } from "./http/routes/webhooks";
 import { createWebhookSchema } from "./http/schemas/webhook";
@@ -52,8 +51,13 @@ export interface PluginEnvironment {
     dispatchEvent: (name: string, data: unknown) => void;
     /** ARK's core-webhooks register, imported once when present. */
     arkWebhooksFile?: string;
-    /** DNS resolution of delivery targets; tests point names anywhere. */
+    /**
+     * DNS resolution of delivery targets; tests point names anywhere. A function cannot cross
+     * threads, so with it the delivery engine runs in the node's thread.
+     */
     resolve?: Resolver;
+    /** Where the delivery engine runs: a thread of its own (the default), or the node's thread. */
+    engine?: "thread" | "inline";
 }
 
 /**
@@ -69,12 +73,11 @@ export class WebhookPlugin {
     public readonly outbox: DeliveryStore;
     public readonly spool: JournalSpool;
     public readonly listener: KernelEventListener;
-    public readonly dispatcher: DeliveryDispatcher;
+    /** Everything after "this event is owed", in a thread of its own. */
+    public readonly engine: EngineHandle;
     public readonly deliveries: DeliveryService;
     private readonly writes: WriteBatcher;
-    private readonly sender: DeliverySender;
     private server: Hapi.Server | undefined;
-    private readonly retention: Retention;
     private readonly checkpointer: Checkpointer;
 
     public constructor(
@@ -96,6 +99,7 @@ export class WebhookPlugin {
                 warnings.write("checkpoint", `checkpoints in the event loop again: ${reason}`);
                 if (this.store.register.open) {
                     resumeAutoCheckpoints(this.store);
+                    this.engine.resumeAutoCheckpoints();
                 }
             },
         });
@@ -104,48 +108,26 @@ export class WebhookPlugin {
             regexps: new RegexpPool(options.limits.regexpPatterns),
         });
         this.writes = new WriteBatcher(this.store.register);
-        const webhookStore = new WebhookStore(this.store.register);
-        this.register = new WebhookRegister(webhookStore, this.writes, this.index, (webhook) =>
-            this.dispatcher.wake([webhook.id]),
-        );
+        this.register = new WebhookRegister(new WebhookStore(this.store.register), this.writes, this.index, {
+            changed: (webhook, enabledAgain) => {
+                this.engine.webhookChanged(webhook);
+                if (enabledAgain) {
+                    this.engine.wake([webhook.id]);
+                }
+            },
+            removed: (id) => this.engine.webhookRemoved(id),
+        });
         this.journal = new EventJournal(this.store.outbox);
         this.outbox = new DeliveryStore(this.store.outbox);
-        this.sender = new DeliverySender({
-            timeoutMs: options.delivery.timeoutMs,
-            connectionsPerTarget: options.delivery.concurrencyPerTarget,
-            policy: compileTargetPolicy(options.delivery),
-            resolve: environment.resolve,
-            userAgent: `${name}/${environment.version}`,
-        });
+        this.engine = this.createEngine();
         const errors = new ThrottledLog((message) => logger.error(`${name} ${message}`));
-        this.dispatcher = new DeliveryDispatcher(options.delivery, {
-            outbox: this.outbox,
-            expander: new JournalExpander({
-                journal: this.journal,
-                matcherOf: (id) => this.index.matcherOf(id),
-                now: () => performance.now(),
-            }),
-            sender: this.sender,
-            findWebhook: (id) => this.index.get(id),
-            disableWebhook: async (id, reason) => {
-                const changed = await this.register.setEnabled(id, false);
-                if (changed) {
-                    logger.warning(`${name} disabled webhook ${id}: ${reason}`);
-                }
-                return changed;
-            },
-            health: this.health,
-            onReport: (report) => announceAttempt(report, environment.dispatchEvent),
-            onError: (error) => errors.write("delivery", `delivery error: ${String(error)}`),
-        });
-        this.retention = new Retention(this.outbox, options.delivery.retentionDays, this.health);
-        this.deliveries = new DeliveryService(this.outbox, (webhookId) => this.dispatcher.wake([webhookId]));
+        this.deliveries = new DeliveryService(this.outbox, (webhookId) => this.engine.wake([webhookId]));
         this.spool = new JournalSpool(
             { maxBytes: options.storage.spoolMaxBytes, retryMs: SPOOL_RETRY_MS },
             {
                 journal: this.journal,
                 health: this.health,
-                onWritten: (webhookIds) => this.dispatcher.wake(webhookIds),
+                onWritten: (webhookIds) => this.engine.wake(webhookIds),
                 logError: (message) => logger.error(`${name} ${message}`),
             },
         );
@@ -178,10 +160,9 @@ export class WebhookPlugin {
         this.register.loadIndex((webhook, reason) =>
             logger.warning(`${name} leaves webhook ${webhook.id} out: its conditions do not compile (${reason})`),
         );
+        await this.engine.start();
         this.server = await this.createServer(wallets);
         await this.server.start();
-        this.dispatcher.start();
-        this.retention.start();
     }
 
     public get file(): string {
@@ -194,22 +175,42 @@ export class WebhookPlugin {
 
     /** Undoes start() in reverse order, then closes the file: no timer, socket or handle is left. */
     public async stop(): Promise<void> {
-        this.retention.stop();
-        await this.dispatcher.stop();
+        await this.engine.stop();
         await this.server?.stop({ timeout: 5000 });
         this.server = undefined;
         this.spool.stop();
         this.writes.flush();
-        await this.sender.close();
         await this.checkpointer.stop();
         this.store.close();
     }
 
+    private createEngine(): EngineHandle {
+        const { options, environment } = this;
+        const { logger, name } = environment;
+        const callbacks: EngineCallbacks = {
+            dispatchEvent: environment.dispatchEvent,
+            disableWebhook: async (id, reason) => {
+                const changed = await this.register.setEnabled(id, false);
+                if (changed) {
+                    logger.warning(`${name} disabled webhook ${id}: ${reason}`);
+                }
+                return changed;
+            },
+            health: this.health,
+            log: (level, message) => logger[level](`${name} ${message}`),
+        };
+        const setup = { file: environment.file, options, userAgent: `${name}/${environment.version}` };
+        const inline = environment.engine === "inline" || environment.resolve !== undefined;
+        return inline
+            ? new InlineEngine({ ...setup, resolve: environment.resolve }, callbacks)
+            : new ThreadedEngine(setup, callbacks);
+    }
+
     private async createServer(wallets: WalletRoutes | undefined): Promise<Hapi.Server> {
-        const { options, register, journal, outbox, listener, spool, health, deliveries, dispatcher } = this;
+        const { options, register, journal, outbox, listener, spool, health, deliveries, engine } = this;
         const limits = options.limits;
         const info = { name: this.environment.name, version: this.environment.version };
-        return createHttpServer(
+        const server = await createHttpServer(
             {
                 host: options.server.http.host,
                 port: options.server.http.port,
@@ -226,7 +227,8 @@ export class WebhookPlugin {
                         spool: () => spool.stats(),
                         pendingDeliveries: () => outbox.pendingCount(),
                         journalBacklog: () => journal.backlog(),
-                        origins: () => dispatcher.origins.loads(),
+                        origins: () => engine.origins(),
+                        engine: () => ({ running: engine.running, restarts: engine.restarts }),
                     }),
                 );
                 registerWebhookRoutes(server, new WebhooksController(register, prefix), limits);
@@ -236,5 +238,17 @@ export class WebhookPlugin {
                 }
             },
         );
+        registerMetricsRoute(
+            server,
+            new MetricsController({
+                listener: listener.stats,
+                journalBacklog: () => journal.backlog(),
+                spool: () => spool.stats(),
+                storage: () => health.snapshot(),
+                engine: () => ({ running: engine.running, restarts: engine.restarts }),
+                engineMetrics: () => engine.metrics(),
+            }),
+        );
+        return server;
     }
 }

@@ -78,7 +78,7 @@ describe("a plugin killed with SIGKILL", () => {
             running.plugin.outbox
                 .dueOf(webhookId, Number.MAX_SAFE_INTEGER, 1000)
                 .forEach((delivery) => running.plugin.outbox.redeliver(webhookId, delivery.id, Date.now()));
-            running.plugin.dispatcher.wake();
+            running.plugin.engine.wake();
             await eventually(async () => (receiver.requests.length >= 50 ? true : undefined), { timeoutMs: 30_000 });
 
             const heights = receiver.requests

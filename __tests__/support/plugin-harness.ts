@@ -39,6 +39,10 @@ export interface HarnessOptions {
     dir?: string;
     arkWebhooksFile?: string;
     resolve?: Resolver;
+    /** Where the delivery engine runs; "inline" lets a test reach its parts (spies on prototypes). */
+    engine?: "thread" | "inline";
+    /** Where the plugin's kernel events go besides `kernelEvents` (a host's event dispatcher). */
+    dispatchEvent?: (name: string, data: unknown) => void;
 }
 
 /** The plugin as the node runs it, on a real SQLite file and a real port of 127.0.0.1. */
@@ -59,9 +63,10 @@ export const startPlugin = async (
             warning: (message) => logs.push(`warning: ${message}`),
             error: (message) => logs.push(`error: ${message}`),
         },
-        dispatchEvent: (name, data) => kernelEvents.push({ name, data }),
+        dispatchEvent: harness.dispatchEvent ?? ((name, data) => kernelEvents.push({ name, data })),
         arkWebhooksFile: harness.arkWebhooksFile,
         resolve: harness.resolve,
+        engine: harness.engine,
     });
     await plugin.start();
     return {

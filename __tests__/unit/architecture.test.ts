@@ -14,9 +14,10 @@ const ALLOWED: Record<string, readonly string[]> = {
     events: ["contracts", "store"],
     webhooks: ["contracts", "events", "store"],
     delivery: ["contracts", "events", "net", "store"],
+    engine: ["config", "contracts", "delivery", "events", "logging", "store", "worker"],
     http: ["contracts", "events", "net", "webhooks"],
     wallets: ["http", "identifiers"],
-    plugin: ["config", "contracts", "delivery", "events", "http", "logging", "net", "store", "wallets", "webhooks"],
+    plugin: ["config", "contracts", "delivery", "engine", "events", "http", "logging", "store", "wallets", "webhooks"],
     "service-provider": ["config", "identifiers", "plugin", "wallets"],
     index: ["contracts", "defaults", "identifiers", "service-provider", "store", "webhooks"],
 };

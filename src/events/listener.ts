@@ -15,6 +15,8 @@ export interface ListenerStats {
     eventsSeen: number;
     /** How many events of each name arrived since boot. */
     byEvent: Map<string, number>;
+    /** How many events of each name were journaled: some webhook listened to them and was owed or left to test. */
+    journaledByEvent: Map<string, number>;
     deliveriesQueued: number;
     /** Webhooks whose conditions the listener left to be tested off its path (its budget ran out). */
     deferredTests: number;
@@ -44,6 +46,7 @@ export class KernelEventListener {
     public readonly stats: ListenerStats = {
         eventsSeen: 0,
         byEvent: new Map(),
+        journaledByEvent: new Map(),
         deliveriesQueued: 0,
         deferredTests: 0,
         lastEvent: null,
@@ -76,6 +79,7 @@ export class KernelEventListener {
                 deliveries: toOwed(matched),
                 deferred: deferred.map((webhook) => webhook.id),
             });
+            this.stats.journaledByEvent.set(name, (this.stats.journaledByEvent.get(name) ?? 0) + 1);
             this.stats.deliveriesQueued += matched.length;
             this.stats.deferredTests += deferred.length;
         } catch (error) {

@@ -126,6 +126,12 @@ export const openStore = (file: string): StoreConnections => {
     };
 };
 
+/**
+ * A connection of the delivery engine's own (a thread of its own needs one): the file was opened,
+ * checked and migrated by openStore() on the node's thread before the engine starts.
+ */
+export const openEngineConnection = (file: string): SqliteDatabase => openConnection(file, "NORMAL");
+
 const describeOpenError = (error: unknown): string => {
     const message = error instanceof Error ? error.message : String(error);
     const code = (error as { code?: unknown }).code;

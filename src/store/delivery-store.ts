@@ -126,6 +126,9 @@ export class DeliveryStore {
             pendingCount: db.prepare<[], { total: number }>(
                 "SELECT COUNT(*) AS total FROM deliveries WHERE status = 'pending'",
             ),
+            deadCount: db.prepare<[], { total: number }>(
+                "SELECT COUNT(*) AS total FROM deliveries WHERE status = 'dead'",
+            ),
         };
         this.recordAll = db.transaction((outcome: AttemptOutcome) => {
             const { attempt } = outcome;
@@ -221,5 +224,9 @@ export class DeliveryStore {
 
     public pendingCount(): number {
         return this.statements.pendingCount.get()?.total ?? 0;
+    }
+
+    public deadCount(): number {
+        return this.statements.deadCount.get()?.total ?? 0;
     }
 }

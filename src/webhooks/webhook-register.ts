@@ -8,6 +8,15 @@ import { WriteBatcher } from "../store/write-batcher";
 /** A change the register refuses because of a register-wide limit; the message names the limit. */
 export class RegisterLimitError extends Error {}
 
+/** Told of every committed change to the register, after the listener's index follows it. */
+export interface RegisterObserver {
+    /** A webhook created, restored or changed; `enabledAgain` when a disabled one was enabled, so that its waiting deliveries go out. */
+    changed(webhook: Webhook, enabledAgain: boolean): void;
+    removed(id: string): void;
+}
+
+const NO_OBSERVER: RegisterObserver = { changed: () => undefined, removed: () => undefined };
+
 export interface WebhookPage {
     webhooks: Webhook[];
     totalCount: number;
@@ -22,8 +31,7 @@ export class WebhookRegister {
         private readonly store: WebhookStore,
         private readonly writes: WriteBatcher,
         private readonly index: WebhookIndex,
-        /** Told when a disabled webhook is enabled again, so that its waiting deliveries go out. */
-        private readonly onEnabledAgain: (webhook: Webhook) => void = () => undefined,
+        private readonly observer: RegisterObserver = NO_OBSERVER,
     ) {}
 
     /**
@@ -61,6 +69,7 @@ export class WebhookRegister {
         this.assertFits(webhook);
         await this.writes.run(() => this.store.insert(webhook));
         this.index.put(webhook);
+        this.observer.changed(webhook, false);
         return webhook;
     }
 
@@ -97,6 +106,7 @@ export class WebhookRegister {
             added.forEach((webhook) => this.index.remove(webhook.id));
             throw error;
         }
+        added.forEach((webhook) => this.observer.changed(webhook, false));
         return { added, refused };
     }
 
@@ -114,9 +124,7 @@ export class WebhookRegister {
         });
         if (change) {
             this.index.put(change.next);
-            if (change.enabledAgain) {
-                this.onEnabledAgain(change.next);
-            }
+            this.observer.changed(change.next, change.enabledAgain);
         }
         return change?.next;
     }
@@ -141,6 +149,7 @@ export class WebhookRegister {
         const deleted = await this.writes.run(() => this.store.delete(id));
         if (deleted) {
             this.index.remove(id);
+            this.observer.removed(id);
         }
         return deleted;
     }

@@ -3,15 +3,16 @@ import { join } from "path";
 import { Worker } from "worker_threads";
 
 /**
- * Starts a thread running one of this folder's scripts: the compiled JavaScript where it exists
- * (the published package), else the TypeScript source through ts-node (tests, benchmarks).
+ * Starts a thread running a script of `folder` (by default this one's): the compiled JavaScript
+ * where it exists (the published package), else the TypeScript source through ts-node (tests,
+ * benchmarks).
  */
-export const spawnWorker = (name: string, workerData: unknown): Worker => {
-    const compiled = join(__dirname, `${name}.js`);
+export const spawnWorker = (name: string, workerData: unknown, folder: string = __dirname): Worker => {
+    const compiled = join(folder, `${name}.js`);
     if (existsSync(compiled)) {
         return new Worker(compiled, { workerData });
     }
-    return new Worker(join(__dirname, `${name}.ts`), {
+    return new Worker(join(folder, `${name}.ts`), {
         workerData,
         execArgv: ["--require", "ts-node/register/transpile-only"],
     });

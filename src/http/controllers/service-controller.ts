@@ -12,8 +12,10 @@ export interface ServiceProbes {
     spool: () => SpoolStats;
     pendingDeliveries: () => number;
     journalBacklog: () => number;
-    /** Each receiver origin's adaptive concurrency, attempts under way and latency. */
-    origins: () => OriginLoad[];
+    /** Each receiver origin's adaptive concurrency, attempts under way and latency, from the delivery engine. */
+    origins: () => Promise<OriginLoad[]>;
+    /** Whether the delivery engine's thread runs, and how often it was started again. */
+    engine: () => { running: boolean; restarts: number };
 }
 
 const orNull = (read: () => number): number | null => {
@@ -31,16 +33,22 @@ export class ServiceController {
         private readonly probes: ServiceProbes,
     ) {}
 
-    public show() {
+    public async show() {
+        const origins = await this.probes.origins();
         return {
             data: {
                 ...this.info,
                 storage: { ...this.probes.storage(), spool: this.probes.spool() },
-                listener: { ...this.listenerStats, byEvent: Object.fromEntries(this.listenerStats.byEvent) },
+                listener: {
+                    ...this.listenerStats,
+                    byEvent: Object.fromEntries(this.listenerStats.byEvent),
+                    journaledByEvent: Object.fromEntries(this.listenerStats.journaledByEvent),
+                },
                 deliveries: {
                     pending: orNull(this.probes.pendingDeliveries),
                     journaled: orNull(this.probes.journalBacklog),
-                    origins: this.probes.origins(),
+                    engine: this.probes.engine(),
+                    origins,
                 },
             },
         };

@@ -1,0 +1,164 @@
+/**
+ * One plugin in a host process of its own, as a node hosts it: a core-kernel event dispatcher
+ * with the plugin's listener on "*". Driven by bench/cost.ts over IPC: it dispatches blocks of
+ * transaction.applied events and measures, in this process, what the plugin costs its event loop.
+ * argv: "ours" | "ark", the receiver's URL.
+ */
+import "reflect-metadata";
+
+import { Container, Services } from "@arkecosystem/core-kernel";
+import { randomUUID } from "crypto";
+import { mkdtempSync, rmSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
+import { monitorEventLoopDelay, performance } from "perf_hooks";
+
+import { freePort } from "../__tests__/support/ports";
+import { startPlugin } from "../__tests__/support/plugin-harness";
+import { startArkWebhooks } from "./ark-webhooks";
+
+export interface CostPlan {
+    webhooks: number;
+    blocks: number;
+    eventsPerBlock: number;
+    blockIntervalMs: number;
+}
+
+export type ToHost = { kind: "run"; plan: CostPlan } | { kind: "delivered" } | { kind: "finish" };
+
+export interface CostFigures {
+    /** Main-thread busy time (event-loop utilisation's active time) over the run. */
+    busyMs: number;
+    /** User + system CPU of the whole process (every thread) over the run. */
+    cpuMs: number;
+    delayP99Ms: number;
+    delayMaxMs: number;
+}
+
+export type FromHost = { kind: "ready" } | { kind: "dispatched" } | { kind: "figures"; figures: CostFigures };
+
+const [which, target] = process.argv.slice(2);
+const send = (message: FromHost): void => void process.send?.(message);
+
+// A real transfer as a 3.9.1 node dispatches it (reference/node-samples).
+const SAMPLE: Record<string, unknown> = {
+    version: 2,
+    network: 23,
+    typeGroup: 1,
+    type: 0,
+    nonce: "3",
+    senderPublicKey: "03287bfebba4c7881a0509717e71b34b63f31e40021c321f89ae04f84be6d6ac37",
+    fee: "10000000",
+    amount: "12300000000",
+    vendorField: "probe",
+    expiration: 0,
+    recipientId: "AG3J2HrvECHzTcLHcRpJxtN7vR7Z46sGpA",
+    signature:
+        "0c91bf8018ef23e32846a1b5c76de6e97791d76048375cbe61d7fbb0a798895fd226e011a113a8bff8a28b858c638521d8c4b769cdab677c089771e19ed0d688",
+};
+
+const next = (kind: ToHost["kind"]): Promise<ToHost> =>
+    new Promise((resolve) => {
+        const listener = (message: ToHost): void => {
+            if (message.kind === kind) {
+                process.off("message", listener);
+                resolve(message);
+            }
+        };
+        process.on("message", listener);
+    });
+
+type Dispatch = (name: string, data: unknown) => Promise<void>;
+
+/** Boots the plugin with its webhooks in a kernel event dispatcher; returns how to dispatch and stop. */
+const boot = async (plan: CostPlan, dir: string): Promise<{ dispatch: Dispatch; stop: () => Promise<void> }> => {
+    if (which === "ark") {
+        const seed = Array.from({ length: plan.webhooks }, () => ({
+            id: randomUUID(),
+            event: "transaction.applied",
+            target,
+            enabled: true,
+            conditions: [],
+            token: randomUUID(),
+        }));
+        const ark = await startArkWebhooks(dir, await freePort(), seed, true);
+        const events = ark.app.get<Services.Events.MemoryEventDispatcher>(Container.Identifiers.EventDispatcherService);
+        return { dispatch: (name, data) => events.dispatch(name, data), stop: () => ark.stop() };
+    }
+    const container = new Container.Container();
+    container.bind("events").to(Services.Events.MemoryEventDispatcher).inSingletonScope();
+    const events = container.get<Services.Events.MemoryEventDispatcher>("events");
+    const running = await startPlugin(
+        { server: { whitelist: ["127.0.0.1"] } },
+        { dir, dispatchEvent: (name, data) => void events.dispatch(name, data) },
+    );
+    for (let index = 0; index < plan.webhooks; index++) {
+        await running.plugin.register.create({
+            event: "transaction.applied",
+            target,
+            enabled: true,
+            conditions: [],
+            match: "any",
+        });
+    }
+    const unlisten = events.listen("*", running.plugin.listener);
+    return {
+        dispatch: (name, data) => events.dispatch(name, data),
+        stop: async () => {
+            unlisten();
+            await running.stop({ keepFiles: true });
+        },
+    };
+};
+
+const main = async (): Promise<void> => {
+    const dir = mkdtempSync(join(tmpdir(), "cww-bench-cost-"));
+    send({ kind: "ready" });
+    const { plan } = (await next("run")) as Extract<ToHost, { kind: "run" }>;
+    const { dispatch, stop } = await boot(plan, dir);
+
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    const before = performance.eventLoopUtilization();
+    const cpuBefore = process.cpuUsage();
+    delay.enable();
+    const started = performance.now();
+    for (let block = 0; block < plan.blocks; block++) {
+        const at = started + block * plan.blockIntervalMs;
+        if (at > performance.now()) {
+            await new Promise((resolve) => setTimeout(resolve, at - performance.now()));
+        }
+        // The kernel dispatches a block's transactions one after another, each awaited.
+        for (let sequence = 0; sequence < plan.eventsPerBlock; sequence++) {
+            await dispatch("transaction.applied", {
+                ...SAMPLE,
+                id: `${randomUUID()}${randomUUID()}`.replace(/-/g, ""),
+                blockHeight: block + 2,
+                sequence,
+            });
+        }
+    }
+    send({ kind: "dispatched" });
+    // Measured until the receiver (in the parent) has every delivery, or the parent gave up waiting.
+    await next("delivered");
+    delay.disable();
+    const used = performance.eventLoopUtilization(before);
+    const cpu = process.cpuUsage(cpuBefore);
+    send({
+        kind: "figures",
+        figures: {
+            busyMs: used.active,
+            cpuMs: (cpu.user + cpu.system) / 1000,
+            delayP99Ms: delay.percentile(99) / 1e6,
+            delayMaxMs: delay.max / 1e6,
+        },
+    });
+    await next("finish");
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+};
+
+main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+});

@@ -1,0 +1,29 @@
+import { OriginLoad, Webhook } from "../contracts";
+import { StorageHealth } from "../store/storage-health";
+import { LogLevel } from "./messages";
+
+/** What the node's thread holds of the delivery engine, wherever the engine runs. */
+export interface EngineHandle {
+    start(): Promise<void>;
+    /** Webhooks just given deliveries (or enabled again); none: look for due work. Cheap to call per event. */
+    wake(webhookIds?: readonly string[]): void;
+    webhookChanged(webhook: Webhook): void;
+    webhookRemoved(id: string): void;
+    resumeAutoCheckpoints(): void;
+    origins(): Promise<OriginLoad[]>;
+    /** The engine's metrics in Prometheus text; empty while it is not running. */
+    metrics(): Promise<string>;
+    /** Times the engine's thread died and was started again. */
+    readonly restarts: number;
+    readonly running: boolean;
+    /** Waits for the attempts under way and their outcomes, then ends the engine. */
+    stop(): Promise<void>;
+}
+
+/** What the engine needs of the node's thread. */
+export interface EngineCallbacks {
+    dispatchEvent: (name: string, data: unknown) => void;
+    disableWebhook: (webhookId: string, reason: string) => Promise<boolean>;
+    health: Pick<StorageHealth, "failed" | "succeeded">;
+    log: (level: LogLevel, message: string) => void;
+}

@@ -1,0 +1,96 @@
+import { parentPort, workerData } from "worker_threads";
+
+import { DeliveryEngine, EngineHost } from "./delivery-engine";
+import { EngineWorkerData, FromEngine, KernelAnnouncement, StorageErrorShape, ToEngine } from "./messages";
+
+// The delivery engine's thread: its own event loop, heap and SQLite connection, so that nothing it
+// does (conditions, fan-out, signing, HTTP, outcomes) runs on the node's loop.
+const port = parentPort;
+if (!port) {
+    throw new Error("engine-thread runs as a worker thread");
+}
+const say = (message: FromEngine): void => port.postMessage(message);
+
+const shapeOf = (error: unknown): StorageErrorShape => {
+    const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+    return {
+        message: typeof message === "string" ? message : String(error),
+        ...(typeof code === "string" ? { code } : {}),
+    };
+};
+
+// Announcements of one turn cross in one message: one message a turn, not one an attempt.
+let announcements: KernelAnnouncement[] = [];
+const flushAnnouncements = (): void => {
+    if (announcements.length > 0) {
+        say({ kind: "announce", events: announcements });
+        announcements = [];
+    }
+};
+
+let lastRequest = 0;
+const disables = new Map<number, (changed: boolean) => void>();
+
+const host: EngineHost = {
+    announce: (event) => {
+        if (announcements.push(event) === 1) {
+            setImmediate(flushAnnouncements);
+        }
+    },
+    disable: (webhookId, reason) =>
+        new Promise((resolve) => {
+            // The attempt that led to it is announced first, as it happened.
+            flushAnnouncements();
+            const requestId = ++lastRequest;
+            disables.set(requestId, resolve);
+            say({ kind: "disable", requestId, webhookId, reason });
+        }),
+    storageFailed: (part, error) => say({ kind: "storage-failed", part, error: shapeOf(error) }),
+    storageSucceeded: (part) => say({ kind: "storage-succeeded", part }),
+    log: (level, message) => say({ kind: "log", level, message }),
+};
+
+const engine = new DeliveryEngine(workerData as EngineWorkerData, host);
+
+const stop = async (): Promise<void> => {
+    await engine.stop();
+    // A disable asked and never answered changes nothing: the webhook is asked about again next time.
+    disables.forEach((resolve) => resolve(false));
+    flushAnnouncements();
+    say({ kind: "stopped" });
+    port.close();
+};
+
+const answer = async (requestId: number, query: "origins" | "metrics"): Promise<void> => {
+    if (query === "origins") {
+        say({ kind: "answer", requestId, origins: engine.origins() });
+    } else {
+        say({ kind: "answer", requestId, metrics: await engine.metrics.text() });
+    }
+};
+
+port.on("message", (message: ToEngine) => {
+    switch (message.kind) {
+        case "wake":
+            return engine.wake(message.webhookIds);
+        case "webhook-put":
+            return engine.putWebhook(message.webhook);
+        case "webhook-removed":
+            return engine.removeWebhook(message.id);
+        case "disabled":
+            disables.get(message.requestId)?.(message.changed);
+            disables.delete(message.requestId);
+            return;
+        case "query":
+            void answer(message.requestId, message.query);
+            return;
+        case "auto-checkpoints":
+            return engine.resumeAutoCheckpoints();
+        case "stop":
+            void stop();
+            return;
+    }
+});
+
+engine.start();
+say({ kind: "ready" });

@@ -1,0 +1,226 @@
+import { Worker } from "worker_threads";
+
+import { OriginLoad, Webhook } from "../contracts";
+import { spawnWorker } from "../worker/spawn";
+import { EngineCallbacks, EngineHandle } from "./engine-handle";
+import { EngineQuery, EngineWorkerData, FromEngine, ToEngine } from "./messages";
+
+// A thread that dies again and again is started again after a growing pause, never in a loop.
+const RESTART_DELAY_MS = 1_000;
+const RESTART_DELAY_MAX_MS = 30_000;
+// A thread that ran this long without dying starts the delay afresh.
+const HEALTHY_RUN_MS = 60_000;
+const QUERY_TIMEOUT_MS = 2_000;
+// Beyond the attempts' own timeout: a last outcome to record and the connection to close.
+const STOP_GRACE_MS = 5_000;
+
+interface PendingQuery {
+    resolve: (message: Extract<FromEngine, { kind: "answer" }> | undefined) => void;
+    timer: NodeJS.Timeout;
+}
+
+/**
+ * The delivery engine in a worker thread of its own. The node's thread only posts to it: wake-ups
+ * (coalesced to one message a turn), register changes, and questions for `GET /api` and
+ * `/metrics`. A thread that dies is logged and started again; it loses nothing, since everything
+ * owed is in the file and the new thread starts from the file.
+ */
+export class ThreadedEngine implements EngineHandle {
+    private worker: Worker | undefined;
+    private stopping = false;
+    private restartCount = 0;
+    private failuresInARow = 0;
+    private startedAt = 0;
+    private restartTimer: NodeJS.Timeout | undefined;
+    private exited: Promise<void> = Promise.resolve();
+    private readonly woken = new Set<string>();
+    private wakeScheduled = false;
+    private lastQuery = 0;
+    private readonly queries = new Map<number, PendingQuery>();
+
+    public constructor(
+        private readonly data: EngineWorkerData,
+        private readonly callbacks: EngineCallbacks,
+        private readonly delayMs = RESTART_DELAY_MS,
+    ) {}
+
+    public get restarts(): number {
+        return this.restartCount;
+    }
+
+    public get running(): boolean {
+        return this.worker !== undefined;
+    }
+
+    /** The engine's thread, for diagnostics (and tests that kill it). */
+    public get thread(): Worker | undefined {
+        return this.worker;
+    }
+
+    /** Resolves once the thread has loaded the register and delivers; rejects when it cannot start. */
+    public async start(): Promise<void> {
+        await this.spawn();
+    }
+
+    public wake(webhookIds: readonly string[] = []): void {
+        webhookIds.forEach((id) => this.woken.add(id));
+        if (this.wakeScheduled) {
+            return;
+        }
+        this.wakeScheduled = true;
+        setImmediate(() => {
+            this.wakeScheduled = false;
+            const ids = [...this.woken];
+            this.woken.clear();
+            this.post({ kind: "wake", webhookIds: ids });
+        });
+    }
+
+    public webhookChanged(webhook: Webhook): void {
+        this.post({ kind: "webhook-put", webhook });
+    }
+
+    public webhookRemoved(id: string): void {
+        this.post({ kind: "webhook-removed", id });
+    }
+
+    public resumeAutoCheckpoints(): void {
+        this.post({ kind: "auto-checkpoints" });
+    }
+
+    public async origins(): Promise<OriginLoad[]> {
+        return (await this.ask("origins"))?.origins ?? [];
+    }
+
+    public async metrics(): Promise<string> {
+        return (await this.ask("metrics"))?.metrics ?? "";
+    }
+
+    public async stop(): Promise<void> {
+        this.stopping = true;
+        clearTimeout(this.restartTimer);
+        const worker = this.worker;
+        if (!worker) {
+            return;
+        }
+        // Held while stopping: an unreferenced thread would let the process end before the file closes.
+        worker.ref();
+        this.post({ kind: "stop" });
+        let timer: NodeJS.Timeout | undefined;
+        const grace = new Promise(
+            (resolve) => (timer = setTimeout(resolve, this.data.options.delivery.timeoutMs + STOP_GRACE_MS)),
+        );
+        await Promise.race([this.exited, grace]);
+        clearTimeout(timer);
+        await worker.terminate();
+        await this.exited;
+    }
+
+    private spawn(): Promise<void> {
+        const worker = spawnWorker("engine-thread", this.data, __dirname);
+        this.worker = worker;
+        this.startedAt = Date.now();
+        let ready: () => void = () => undefined;
+        let failed: (error: Error) => void = () => undefined;
+        const started = new Promise<void>((resolve, reject) => {
+            ready = resolve;
+            failed = reject;
+        });
+        let lastError: Error | undefined;
+        worker.on("message", (message: FromEngine) => {
+            if (message.kind === "ready") {
+                // Held until ready: a process with nothing else to do would end while the plugin starts.
+                worker.unref();
+                ready();
+            } else {
+                this.receive(message);
+            }
+        });
+        worker.on("error", (error) => {
+            lastError = error;
+        });
+        this.exited = new Promise((resolve) =>
+            worker.once("exit", (code) => {
+                resolve();
+                failed(
+                    lastError ?? new Error(`the delivery engine's thread ended with code ${code} before it was ready`),
+                );
+                this.exit(worker, code, lastError);
+            }),
+        );
+        return started;
+    }
+
+    private exit(worker: Worker, code: number, error: Error | undefined): void {
+        if (this.worker !== worker) {
+            return;
+        }
+        this.worker = undefined;
+        this.queries.forEach((query) => query.resolve(undefined));
+        if (this.stopping) {
+            return;
+        }
+        this.restartCount++;
+        this.failuresInARow = Date.now() - this.startedAt > HEALTHY_RUN_MS ? 1 : this.failuresInARow + 1;
+        const delay = Math.min(this.delayMs * 2 ** (this.failuresInARow - 1), RESTART_DELAY_MAX_MS);
+        const reason = error ? String(error) : `exit code ${code}`;
+        this.callbacks.log(
+            "error",
+            `the delivery engine's thread died (${reason}); starting a new one in ${delay} ms: nothing owed is lost, deliveries under way are sent again`,
+        );
+        this.restartTimer = setTimeout(() => {
+            this.spawn().catch((spawnError: unknown) =>
+                this.callbacks.log("error", `the delivery engine's thread could not start: ${String(spawnError)}`),
+            );
+        }, delay);
+    }
+
+    private receive(message: Exclude<FromEngine, { kind: "ready" }>): void {
+        const { callbacks } = this;
+        switch (message.kind) {
+            case "announce":
+                return message.events.forEach(({ name, data }) => callbacks.dispatchEvent(name, data));
+            case "disable":
+                void callbacks.disableWebhook(message.webhookId, message.reason).then(
+                    (changed) => this.post({ kind: "disabled", requestId: message.requestId, changed }),
+                    (error: unknown) => {
+                        callbacks.log("error", `could not disable webhook ${message.webhookId}: ${String(error)}`);
+                        this.post({ kind: "disabled", requestId: message.requestId, changed: false });
+                    },
+                );
+                return;
+            case "storage-failed":
+                callbacks.health.failed(message.part, message.error);
+                return;
+            case "storage-succeeded":
+                return callbacks.health.succeeded(message.part);
+            case "log":
+                return callbacks.log(message.level, message.message);
+            case "answer":
+                return this.queries.get(message.requestId)?.resolve(message);
+            case "stopped":
+                return;
+        }
+    }
+
+    private ask(query: EngineQuery): Promise<Extract<FromEngine, { kind: "answer" }> | undefined> {
+        if (!this.worker) {
+            return Promise.resolve(undefined);
+        }
+        const requestId = ++this.lastQuery;
+        return new Promise((resolve) => {
+            const done = (message: Extract<FromEngine, { kind: "answer" }> | undefined) => {
+                clearTimeout(pending.timer);
+                this.queries.delete(requestId);
+                resolve(message);
+            };
+            const pending: PendingQuery = { resolve: done, timer: setTimeout(() => done(undefined), QUERY_TIMEOUT_MS) };
+            this.queries.set(requestId, pending);
+            this.post({ kind: "query", requestId, query });
+        });
+    }
+
+    private post(message: ToEngine): void {
+        this.worker?.postMessage(message);
+    }
+}
