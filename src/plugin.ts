@@ -129,6 +129,7 @@ export class WebhookPlugin {
                 health: this.health,
                 onWritten: (webhookIds) => this.engine.wake(webhookIds),
                 logError: (message) => logger.error(`${name} ${message}`),
+                makeRoom: () => this.store.outbox.pragma("wal_checkpoint(PASSIVE)"),
             },
         );
         this.listener = new KernelEventListener({

@@ -112,7 +112,7 @@ describe("hostile input never freezes the node", () => {
                 "a store that cannot record outcomes",
                 () => {
                     const sends = jest.spyOn(DeliverySender.prototype, "send");
-                    jest.spyOn(DeliveryStore.prototype, "record").mockImplementation(() => {
+                    jest.spyOn(DeliveryStore.prototype, "recordAll").mockImplementation(() => {
                         throw new Error("store broke");
                     });
                     return () => sends.mock.calls.length;

@@ -115,19 +115,21 @@ describe("retention", () => {
                 (height) => journalEvent(store, [hook], height)[0],
             );
             const finish = (deliveryId: string, status: "delivered" | "dead", at: number): void =>
-                outbox.record({
-                    attempt: {
-                        deliveryId,
-                        number: 1,
-                        startedAt: at,
-                        durationMs: 0,
-                        statusCode: 200,
-                        error: null,
-                        responseExcerpt: "ok",
+                outbox.recordAll([
+                    {
+                        attempt: {
+                            deliveryId,
+                            number: 1,
+                            startedAt: at,
+                            durationMs: 0,
+                            statusCode: 200,
+                            error: null,
+                            responseExcerpt: "ok",
+                        },
+                        status,
+                        nextAttemptAt: null,
                     },
-                    status,
-                    nextAttemptAt: null,
-                });
+                ]);
             expand(store);
             finish(delivered, "delivered", 1_000);
             finish(dead, "dead", 1_000);

@@ -183,9 +183,10 @@ describe("a database that refuses writes", () => {
             receiver = await slowReceiver();
             running = await startPlugin(
                 { delivery: { retryScheduleSeconds: [0.2, 0.2, 0.2] } },
-                // The engine in the node's thread here: with it in its own thread, a run in about three
-                // left the webhook's deliveries pending and unsent for over a minute after the disk was
-                // freed (nothing lost); the cause is not found yet, and the closing note says so.
+                // The engine in the node's thread here. With it in a thread of its own, about one run in six
+                // on this 2 MB disk left the log (WAL) grown into all the space the test frees before a
+                // checkpoint could use it, so nothing could be written again (nothing lost, nothing sent);
+                // the closing note of this change says what was found and what is left to do.
                 { dir: join(mountPoint, "data"), engine: "inline" },
             );
             const webhook = await deliveringTo(running, receiver);

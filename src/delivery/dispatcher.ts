@@ -20,7 +20,7 @@ export interface DispatcherOptions {
 
 export type DispatcherOutbox = Pick<
     DeliveryStore,
-    "pendingWebhookIds" | "nextDueOf" | "dueOf" | "nextDueAfter" | "record" | "cancelPending" | "deadStreak"
+    "pendingWebhookIds" | "nextDueOf" | "dueOf" | "nextDueAfter" | "recordAll" | "cancelPending" | "deadStreak"
 >;
 
 export interface DispatcherDependencies {
@@ -35,6 +35,11 @@ export interface DispatcherDependencies {
     onReport: (report: DeliveryReport) => void;
     /** Failures that are not the storage's; the caller throttles them. */
     onError: (error: unknown) => void;
+    /**
+     * Checkpoints the log before writing again after a failure: on a disk that was full, the space
+     * freed must go to the checkpoint (which lets the log be reused) before the log grows into it.
+     */
+    makeRoom?: () => void;
     clock?: () => number;
     random?: () => number;
 }
@@ -86,6 +91,8 @@ export class DeliveryDispatcher {
     private readonly backoff = new Map<string, { until: number; failures: number }>();
     /** Outcomes sent but not yet written: nothing is sent until they are. */
     private readonly unrecorded = new Map<string, DeliveryReport["record"]>();
+    /** Outcomes of this turn of the loop, written together in one transaction at its end. */
+    private batch: { outcomes: Array<DeliveryReport["record"]>; written: Promise<void> } | undefined;
     /** Webhooks a receiver answered 410 in this run: deliveries they are given are cancelled. */
     private readonly gone = new Set<string>();
     private pumpFailures = 0;
@@ -166,6 +173,9 @@ export class DeliveryDispatcher {
         }
         let drained = true;
         try {
+            if (this.pumpFailures > 0 || this.unrecorded.size > 0) {
+                this.dependencies.makeRoom?.();
+            }
             this.recordHeldOutcomes();
             const expansion = this.dependencies.expander.expand(EXPANSION_SLICE_MS);
             drained = expansion.drained;
@@ -210,10 +220,8 @@ export class DeliveryDispatcher {
         if (this.unrecorded.size === 0) {
             return;
         }
-        for (const [id, record] of this.unrecorded) {
-            this.dependencies.outbox.record(record);
-            this.unrecorded.delete(id);
-        }
+        this.dependencies.outbox.recordAll([...this.unrecorded.values()]);
+        this.unrecorded.clear();
         this.dependencies.health.succeeded("outcomes");
     }
 
@@ -340,7 +348,7 @@ export class DeliveryDispatcher {
         });
         onAnswer(report);
         try {
-            this.dependencies.outbox.record(report.record);
+            await this.recordWithTurn(report.record);
         } catch (error) {
             // Sent but not written: kept, and nothing more is sent until it is (see recordHeldOutcomes).
             this.unrecorded.set(delivery.id, report.record);
@@ -353,6 +361,30 @@ export class DeliveryDispatcher {
         }
         this.dependencies.onReport(report);
         await this.afterDecision(report);
+    }
+
+    /**
+     * Writes an outcome with the others of this turn of the loop, in one transaction: one commit
+     * (and a few log pages) for a turn's worth of attempts, not one each. Settles once written.
+     */
+    private recordWithTurn(outcome: DeliveryReport["record"]): Promise<void> {
+        if (!this.batch) {
+            const outcomes: Array<DeliveryReport["record"]> = [];
+            const written = new Promise<void>((resolve, reject) =>
+                setImmediate(() => {
+                    this.batch = undefined;
+                    try {
+                        this.dependencies.outbox.recordAll(outcomes);
+                        resolve();
+                    } catch (error) {
+                        reject(error);
+                    }
+                }),
+            );
+            this.batch = { outcomes, written };
+        }
+        this.batch.outcomes.push(outcome);
+        return this.batch.written;
     }
 
     private async afterDecision({ webhook, decision }: DeliveryReport): Promise<void> {

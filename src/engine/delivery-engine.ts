@@ -108,6 +108,7 @@ export class DeliveryEngine {
             health,
             onReport: (report) => this.reported(report),
             onError: (error) => errors.write("delivery", `delivery error: ${String(error)}`),
+            makeRoom: () => this.db.pragma("wal_checkpoint(PASSIVE)"),
         });
         this.retention = new Retention(this.outbox, options.delivery.retentionDays, health);
         this.metrics = new EngineMetrics({

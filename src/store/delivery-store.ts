@@ -68,7 +68,7 @@ export interface NewDelivery {
 /** The outbox: deliveries owed, their state and every attempt made. Reads never write. */
 export class DeliveryStore {
     private readonly statements;
-    private readonly recordAll: (outcome: AttemptOutcome) => void;
+    private readonly recordInTransaction: (outcomes: readonly AttemptOutcome[]) => void;
 
     public constructor(db: SqliteDatabase) {
         this.statements = {
@@ -130,25 +130,28 @@ export class DeliveryStore {
                 "SELECT COUNT(*) AS total FROM deliveries WHERE status = 'dead'",
             ),
         };
-        this.recordAll = db.transaction((outcome: AttemptOutcome) => {
-            const { attempt } = outcome;
-            this.statements.insertAttempt.run({
-                delivery_id: attempt.deliveryId,
-                number: attempt.number,
-                started_at: attempt.startedAt,
-                duration_ms: attempt.durationMs,
-                status_code: attempt.statusCode,
-                error: attempt.error,
-                response_excerpt: attempt.responseExcerpt,
-            });
-            this.statements.updateState.run(
-                outcome.status,
-                attempt.number,
-                outcome.nextAttemptAt,
-                attempt.startedAt + attempt.durationMs,
-                attempt.deliveryId,
-            );
+        this.recordInTransaction = db.transaction((outcomes: readonly AttemptOutcome[]) =>
+            outcomes.forEach((outcome) => this.recordOne(outcome)),
+        );
+    }
+
+    private recordOne({ attempt, status, nextAttemptAt }: AttemptOutcome): void {
+        this.statements.insertAttempt.run({
+            delivery_id: attempt.deliveryId,
+            number: attempt.number,
+            started_at: attempt.startedAt,
+            duration_ms: attempt.durationMs,
+            status_code: attempt.statusCode,
+            error: attempt.error,
+            response_excerpt: attempt.responseExcerpt,
         });
+        this.statements.updateState.run(
+            status,
+            attempt.number,
+            nextAttemptAt,
+            attempt.startedAt + attempt.durationMs,
+            attempt.deliveryId,
+        );
     }
 
     /** Owes one delivery, due now. */
@@ -176,8 +179,9 @@ export class DeliveryStore {
         return this.statements.nextDueAfter.get(now)?.next ?? null;
     }
 
-    public record(outcome: AttemptOutcome): void {
-        this.recordAll(outcome);
+    /** The outcomes of attempts, all in one transaction or none: one commit for a turn's worth. */
+    public recordAll(outcomes: readonly AttemptOutcome[]): void {
+        this.recordInTransaction(outcomes);
     }
 
     public find(webhookId: string, id: string): Delivery | undefined {

@@ -16,6 +16,8 @@ export interface SpoolDependencies {
     /** Called with the webhooks owed deliveries by events that reached the file. */
     onWritten: (webhookIds: string[]) => void;
     logError: (message: string) => void;
+    /** Checkpoints the log before held events are written: see DispatcherDependencies.makeRoom. */
+    makeRoom?: () => void;
 }
 
 // Room for the delivery ids of an event beside its body.
@@ -78,6 +80,7 @@ export class JournalSpool {
         }
         const held = this.queue;
         try {
+            this.dependencies.makeRoom?.();
             this.dependencies.journal.appendMany(held);
         } catch (error) {
             this.dependencies.health.failed("journal", error);

@@ -45,7 +45,11 @@ class MemoryOutbox implements DispatcherOutbox {
         return this.earliest(this.pending().filter((delivery) => (delivery.nextAttemptAt ?? 0) > now));
     }
 
-    public record(outcome: AttemptOutcome): void {
+    public recordAll(outcomes: readonly AttemptOutcome[]): void {
+        outcomes.forEach((outcome) => this.record(outcome));
+    }
+
+    private record(outcome: AttemptOutcome): void {
         const delivery = this.deliveries.find((candidate) => candidate.id === outcome.attempt.deliveryId);
         if (delivery) {
             Object.assign(delivery, {
@@ -293,12 +297,12 @@ describe("the dispatcher, on a clock the test turns", () => {
         outbox.owe("a", 3);
         sender = new ScriptedSender(() => answered(200));
         let broken = true;
-        const record = outbox.record.bind(outbox);
-        outbox.record = (outcome) => {
+        const recordAll = outbox.recordAll.bind(outbox);
+        outbox.recordAll = (outcomes) => {
             if (broken) {
                 throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
             }
-            record(outcome);
+            recordAll(outcomes);
         };
         dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
         dispatcher.start();
