@@ -59,6 +59,33 @@ const databaseExists = async (postgres: { getPgClient(database?: string): PgClie
     }
 };
 
+// A client that has closed its connection leaves a backend process for a few milliseconds more;
+// PostgreSQL stopped in between cuts it with a FATAL line. The stop waits this long at most for them.
+const CLIENTS_GONE_MS = 3_000;
+
+/** Waits until no other client's backend is left, so that a fast shutdown cuts no connection. */
+const waitForClientsToLeave = async (postgres: { getPgClient(database?: string): PgClient }): Promise<void> => {
+    const client = postgres.getPgClient("postgres");
+    await client.connect();
+    try {
+        const deadline = Date.now() + CLIENTS_GONE_MS;
+        while (Date.now() < deadline) {
+            const others = await client.query(
+                "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+                [],
+            );
+            if (others.rowCount === 0) {
+                return;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+    } finally {
+        await client.end();
+        // This very client's backend, too, takes a moment to end after its client has.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+};
+
 interface AsyncExitHook {
     unhookEvent(event: string): void;
 }
@@ -111,7 +138,12 @@ export const startPostgres = async (options: PostgresOptions): Promise<LocalPost
         await postgres.stop();
         throw error;
     }
-    return postgres;
+    return {
+        stop: async () => {
+            await waitForClientsToLeave(postgres).catch(() => undefined);
+            await postgres.stop();
+        },
+    };
 };
 
 interface TypeormModule {
