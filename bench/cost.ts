@@ -49,7 +49,7 @@ const countingReceiver = async () => {
 const runHost = async (which: "ours" | "ark"): Promise<HostRun> => {
     const receiver = await countingReceiver();
     const child = fork(join(__dirname, "cost-host.ts"), [which, receiver.url], {
-        execArgv: ["--require", "ts-node/register/transpile-only", "--expose-gc"],
+        execArgv: ["--require", "ts-node/register/transpile-only", "--expose-gc", ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
         stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     const say = (message: ToHost): void => void child.send(message);
@@ -93,7 +93,7 @@ const perDelivery = (ms: number, delivered: number): string => (delivered > 0 ? 
  * the host's event-loop delay, measured in the host.
  */
 export const benchCost = async (): Promise<string[]> => {
-    const ark = await runHost("ark");
+    const ark = process.env.BENCH_ONLY_OURS ? await runHost("ours") : await runHost("ark");
     const ours = await runHost("ours");
     const row = (name: string, { figures, delivered }: HostRun): string =>
         formatRow([

@@ -50,6 +50,9 @@ const MAX_SLEEP_MS = 30_000;
 const EXPANSION_SLICE_MS = 3;
 const EXPANSION_REST_MS = 9;
 const GONE_REASON = "the receiver answered 410 Gone";
+// Due deliveries of a webhook read at once and launched from memory: one query for this many
+// attempts, where reading past the ones in flight cost a query of some 65 rows an attempt.
+const READ_AHEAD = 256;
 
 /** The wait after the n-th failure in a row of the same thing: 1 s, doubling, at most `maxMs`. */
 const failureBackoffMs = (failures: number, maxMs: number): number =>
@@ -93,6 +96,12 @@ export class DeliveryDispatcher {
     private readonly unrecorded = new Map<string, DeliveryReport["record"]>();
     /** Outcomes of this turn of the loop, written together in one transaction at its end. */
     private batch: { outcomes: Array<DeliveryReport["record"]>; written: Promise<void> } | undefined;
+    /**
+     * Each webhook's due deliveries read ahead, in due order, none in flight. Only this dispatcher
+     * attempts them, so they stay due; a delivery made due by the API meanwhile is read with the
+     * next batch, and a webhook disabled, deleted or gone drops its batch.
+     */
+    private readonly readAhead = new Map<string, { deliveries: Delivery[]; next: number }>();
     /** Webhooks a receiver answered 410 in this run: deliveries they are given are cancelled. */
     private readonly gone = new Set<string>();
     private pumpFailures = 0;
@@ -154,6 +163,7 @@ export class DeliveryDispatcher {
             this.immediate = undefined;
         }
         await Promise.allSettled([...this.inFlight.values()]);
+        this.readAhead.clear();
         try {
             this.recordHeldOutcomes();
         } catch (error) {
@@ -208,6 +218,7 @@ export class DeliveryDispatcher {
         for (const id of webhookIds) {
             if (this.gone.has(id)) {
                 this.dependencies.outbox.cancelPending(id, GONE_REASON, now);
+                this.readAhead.delete(id);
             } else {
                 this.active.add(id);
                 this.resting.delete(id);
@@ -241,6 +252,7 @@ export class DeliveryDispatcher {
             if (!webhook) {
                 // Disabled or deleted: its deliveries wait; enabling it wakes the dispatcher again.
                 this.active.delete(webhookId);
+                this.readAhead.delete(webhookId);
                 continue;
             }
             this.gone.delete(webhookId);
@@ -273,13 +285,20 @@ export class DeliveryDispatcher {
         if (free <= 0) {
             return "held back";
         }
+        let batch = this.readAhead.get(webhook.id);
+        if (!batch) {
+            // Its deliveries already in flight are among its first due rows: read past them.
+            const due = this.dependencies.outbox.dueOf(webhook.id, now, READ_AHEAD + used);
+            batch = { deliveries: due.filter((delivery) => !this.inFlight.has(delivery.id)), next: 0 };
+            this.readAhead.set(webhook.id, batch);
+        }
         let started = 0;
-        // Its deliveries already in flight are among its first due rows: read past them.
-        for (const delivery of this.dependencies.outbox.dueOf(webhook.id, now, free + used)) {
-            if (started < free && !this.inFlight.has(delivery.id)) {
-                this.launch(delivery, webhook, key);
-                started++;
-            }
+        while (started < free && batch.next < batch.deliveries.length) {
+            this.launch(batch.deliveries[batch.next++], webhook, key);
+            started++;
+        }
+        if (batch.next >= batch.deliveries.length) {
+            this.readAhead.delete(webhook.id);
         }
         return started > 0 ? "started" : "nothing due";
     }
@@ -392,6 +411,7 @@ export class DeliveryDispatcher {
             await this.dependencies.disableWebhook(webhook.id, GONE_REASON);
             this.gone.add(webhook.id);
             this.dependencies.outbox.cancelPending(webhook.id, GONE_REASON, this.clock());
+            this.readAhead.delete(webhook.id);
         } else if (decision.status === "dead" && this.options.autoDisableAfterDeadDeliveries > 0) {
             const streak = this.dependencies.outbox.deadStreak(webhook.id, this.options.autoDisableAfterDeadDeliveries);
             if (streak >= this.options.autoDisableAfterDeadDeliveries) {

@@ -226,6 +226,23 @@ describe("the dispatcher, on a clock the test turns", () => {
         expect(dispatcher.load.inFlight).toBe(2);
     });
 
+    it("reads a webhook's due deliveries once for many attempts, each sent once", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a", 600);
+        const reads = jest.spyOn(outbox, "dueOf");
+        sender = new ScriptedSender(() => answered(200));
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 2 });
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(5_000);
+
+        expect(sender.sent).toHaveLength(600);
+        expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(600);
+        // 256 a read, and a few that find only what is in flight: reading for each attempt took 600.
+        expect(reads.mock.calls.length).toBeLessThanOrEqual(10);
+        expect(outbox.recorded.filter((outcome) => outcome.status === "delivered")).toHaveLength(600);
+    });
+
     it("keeps to the global cap across targets", async () => {
         const outbox = new MemoryOutbox();
         const hooks = ["a", "b", "c", "d"].map((id) => webhook(id));
