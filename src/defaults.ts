@@ -61,7 +61,7 @@ export const defaults: RawOptions = {
         regexpPatterns: readNumber("MAX_REGEXP_PATTERNS", 100),
         conditionValueDepth: readNumber("MAX_CONDITION_VALUE_DEPTH", 8),
         conditionValueBytes: readNumber("MAX_CONDITION_VALUE_BYTES", 8192),
-        matchingBudgetMs: readNumber("MATCHING_BUDGET_MS", 2),
+        matchingBudgetMs: readNumber("MATCHING_BUDGET_MS", 0.5),
         pageSize: readNumber("MAX_PAGE_SIZE", 100),
     },
 };

@@ -15,6 +15,8 @@ export interface PayloadMatcher {
     testWithin(payload: unknown, from: number, deadline: number, now: () => number): Verdict;
     /** Gives back the compiled patterns it holds; the matcher is not used after. */
     dispose(): void;
+    /** One of its conditions is a regexp: a single test of it may take a few milliseconds. */
+    readonly usesRegexp: boolean;
 }
 
 const compileProbe = (condition: Condition, options: ConditionOptions): Probe => {
@@ -73,5 +75,6 @@ export const compileMatcher = (
         },
         testWithin,
         dispose: release,
+        usesRegexp: held.length > 0,
     };
 };

@@ -67,20 +67,26 @@ export class WebhookIndex {
 
     /**
      * The enabled webhooks of an event whose conditions hold, tested until `deadline` passes on
-     * the monotonic clock (`performance.now()`); those not decided by then are `deferred`.
+     * the monotonic clock (`performance.now()`); those not decided by then are `deferred`, and so
+     * is every webhook with a regexp condition: one test of an accepted pattern can take a few
+     * milliseconds, more than the listener's whole budget, so none runs on the listener's path.
      */
     public matching(event: string, payload: unknown, deadline = Infinity, now = monotonicNow): MatchResult {
         const result: MatchResult = { matched: [], deferred: [] };
         let tested = 0;
+        let outOfTime = false;
         for (const { webhook, matcher } of this.byEvent.get(event)?.values() ?? []) {
-            // The first webhook is always tested, so every event makes progress whatever the clock says.
-            if (result.deferred.length > 0 || (tested++ > 0 && now() > deadline)) {
+            // The first webhook tested is always tested, so every event makes progress whatever the clock says.
+            outOfTime ||= tested > 0 && now() > deadline;
+            if (outOfTime || matcher.usesRegexp) {
                 result.deferred.push(webhook);
                 continue;
             }
+            tested++;
             const verdict = matcher.testWithin(payload, 0, deadline, now);
             if (!verdict.done) {
                 result.deferred.push(webhook);
+                outOfTime = true;
             } else if (verdict.matches) {
                 result.matched.push(webhook);
             }

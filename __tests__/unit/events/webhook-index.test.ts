@@ -43,4 +43,17 @@ describe("the webhook index", () => {
         expect(index.matching("block.applied", { height: 11 })).toEqual({ matched: [], deferred: [] });
         expect(index.size).toBe(1);
     });
+
+    it("leaves a webhook with a regexp condition to be tested off the listener's path, and tests the others", () => {
+        const index = new WebhookIndex({ regexpInputChars: 1024, regexps: new RegexpPool(100) });
+        index.put(webhook("pattern", { conditions: [{ key: "vendorField", condition: "regexp", value: "^probe" }] }));
+        index.put(webhook("plain", { conditions: [{ key: "vendorField", condition: "eq", value: "probe" }] }));
+
+        const result = index.matching("block.applied", { vendorField: "probe" });
+
+        expect(result.deferred.map(({ id }) => id)).toEqual(["pattern"]);
+        expect(result.matched.map(({ id }) => id)).toEqual(["plain"]);
+        // Off the listener's path, the same matcher decides.
+        expect(index.matcherOf("pattern")?.test({ vendorField: "probe" })).toBe(true);
+    });
 });
