@@ -90,7 +90,11 @@ const boot = async (plan: CostPlan, dir: string): Promise<{ dispatch: Dispatch; 
     const events = container.get<Services.Events.MemoryEventDispatcher>("events");
     const running = await startPlugin(
         { server: { whitelist: ["127.0.0.1"] } },
-        { dir, dispatchEvent: (name, data) => void events.dispatch(name, data), engine: process.env.BENCH_INLINE ? "inline" : "thread" },
+        {
+            dir,
+            dispatchEvent: (name, data) => void events.dispatch(name, data),
+            engine: process.env.BENCH_INLINE ? "inline" : "thread",
+        },
     );
     for (let index = 0; index < plan.webhooks; index++) {
         await running.plugin.register.create({

@@ -49,7 +49,12 @@ const countingReceiver = async () => {
 const runHost = async (which: "ours" | "ark"): Promise<HostRun> => {
     const receiver = await countingReceiver();
     const child = fork(join(__dirname, "cost-host.ts"), [which, receiver.url], {
-        execArgv: ["--require", "ts-node/register/transpile-only", "--expose-gc", ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
+        execArgv: [
+            "--require",
+            "ts-node/register/transpile-only",
+            "--expose-gc",
+            ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+        ],
         stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     const say = (message: ToHost): void => void child.send(message);
