@@ -34,7 +34,7 @@ const sample = (text: string, line: string): number | undefined => {
     return found === undefined ? undefined : Number(found.slice(line.length + 1));
 };
 
-describe("the delivery engine in a thread of its own", () => {
+describe("the delivery engine", () => {
     let running: RunningPlugin | undefined;
     const receivers: Receiver[] = [];
 
@@ -44,132 +44,129 @@ describe("the delivery engine in a thread of its own", () => {
         running = undefined;
     });
 
-    it("sends from another thread than the node's", async () => {
-        const receiver = await new Receiver().start();
-        receivers.push(receiver);
-        running = await startPlugin();
-        await createWebhook(running, receiver.url);
+    describe("in a thread of its own", () => {
+        it("sends from another thread than the node's", async () => {
+            const receiver = await new Receiver().start();
+            receivers.push(receiver);
+            running = await startPlugin();
+            await createWebhook(running, receiver.url);
 
-        running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
-        await eventually(async () => (receiver.requests.length === 1 ? true : undefined), { intervalMs: 20 });
+            running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
+            await eventually(async () => (receiver.requests.length === 1 ? true : undefined), { intervalMs: 20 });
 
-        const engine = threadOf(running);
-        expect(isMainThread).toBe(true);
-        expect(engine.thread?.threadId).toBeGreaterThan(threadId);
-        expect(engine.running).toBe(true);
-        // The kernel hears of the attempt on the node's thread, as from ARK's plugin.
-        await eventually(async () =>
-            running!.kernelEvents.some((event) => event.name === "webhooks.broadcasted") ? true : undefined,
-        );
-    });
-
-    it("loses nothing when its thread is killed mid-run, and starts a new one", async () => {
-        const events = 300;
-        // Slow enough that the kill lands with deliveries under way and many still owed.
-        const receiver = await new Receiver((_request, _index, response) => {
-            setTimeout(() => response.writeHead(200).end("ok"), 20);
-        }).start();
-        receivers.push(receiver);
-        running = await startPlugin();
-        await createWebhook(running, receiver.url);
-        const engine = threadOf(running);
-
-        for (let height = 1; height <= events; height++) {
-            running.plugin.listener.handle({ name: "block.applied", data: { height } });
-        }
-        await eventually(async () => (receiver.requests.length >= 40 ? true : undefined), { intervalMs: 5 });
-        await engine.thread?.terminate();
-        const deliveredAtKill = new Set(receiver.requests.map((request) => heightOf(request.body))).size;
-
-        await eventually(
-            async () =>
-                new Set(receiver.requests.map((request) => heightOf(request.body))).size === events ? true : undefined,
-            { timeoutMs: 30_000, intervalMs: 50 },
-        );
-        expect(deliveredAtKill).toBeLessThan(events);
-        expect(engine.restarts).toBe(1);
-        expect(engine.running).toBe(true);
-        expect(running.logs.filter((line) => line.includes("delivery engine's thread died"))).toHaveLength(1);
-        // A delivery sent twice (under way at the kill) carries the same webhook-id both times.
-        const idsByHeight = new Map<number, Set<string>>();
-        for (const request of receiver.requests) {
-            const ids = idsByHeight.get(heightOf(request.body)) ?? new Set();
-            ids.add(String(request.headers["webhook-id"]));
-            idsByHeight.set(heightOf(request.body), ids);
-        }
-        expect([...idsByHeight.values()].every((ids) => ids.size === 1)).toBe(true);
-        const status = await requestJson<{ data: { deliveries: { engine: { running: boolean; restarts: number } } } }>(
-            running.url,
-        );
-        expect(status.body.data.deliveries.engine).toEqual({ running: true, restarts: 1 });
-    });
-
-    it("leaves no thread behind when the plugin stops", async () => {
-        running = await startPlugin();
-        const engine = threadOf(running);
-        const thread = engine.thread;
-        const exited = new Promise((resolve) => thread?.once("exit", resolve));
-
-        await running.stop();
-        running = undefined;
-
-        await expect(exited).resolves.toBe(0);
-        expect(engine.running).toBe(false);
-        expect(engine.restarts).toBe(0);
-    });
-});
-
-describe("GET /metrics", () => {
-    let running: RunningPlugin | undefined;
-    const receivers: Receiver[] = [];
-
-    afterEach(async () => {
-        await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
-        await running?.stop();
-        running = undefined;
-    });
-
-    it("counts events, deliveries by outcome, attempt durations and each origin's concurrency", async () => {
-        const receiver = await new Receiver().start();
-        receivers.push(receiver);
-        running = await startPlugin();
-        await createWebhook(running, receiver.url);
-        for (let height = 1; height <= 5; height++) {
-            running.plugin.listener.handle({ name: "block.applied", data: { height } });
-        }
-        running.plugin.listener.handle({ name: "round.created", data: {} });
-
-        const { status, type, text } = await eventually(async () => {
-            const scraped = await metricsText(running!);
-            return sample(scraped.text, 'core_wallet_webhooks_delivery_attempts_total{outcome="delivered"}') === 5
-                ? scraped
-                : undefined;
+            const engine = threadOf(running);
+            expect(isMainThread).toBe(true);
+            expect(engine.thread?.threadId).toBeGreaterThan(threadId);
+            expect(engine.running).toBe(true);
+            // The kernel hears of the attempt on the node's thread, as from ARK's plugin.
+            await eventually(async () =>
+                running!.kernelEvents.some((event) => event.name === "webhooks.broadcasted") ? true : undefined,
+            );
         });
 
-        expect(status).toBe(200);
-        expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
-        expect(sample(text, 'core_wallet_webhooks_events_seen_total{event="block.applied"}')).toBe(5);
-        expect(sample(text, 'core_wallet_webhooks_events_seen_total{event="round.created"}')).toBe(1);
-        expect(sample(text, 'core_wallet_webhooks_events_journaled_total{event="block.applied"}')).toBe(5);
-        expect(sample(text, 'core_wallet_webhooks_events_journaled_total{event="round.created"}')).toBeUndefined();
-        expect(sample(text, "core_wallet_webhooks_attempt_duration_seconds_count")).toBe(5);
-        expect(sample(text, "core_wallet_webhooks_deliveries_pending")).toBe(0);
-        expect(sample(text, "core_wallet_webhooks_deliveries_dead")).toBe(0);
-        expect(sample(text, "core_wallet_webhooks_journal_backlog")).toBe(0);
-        expect(sample(text, "core_wallet_webhooks_storage_degraded")).toBe(0);
-        expect(sample(text, "core_wallet_webhooks_engine_up")).toBe(1);
-        expect(sample(text, "core_wallet_webhooks_engine_restarts_total")).toBe(0);
-        const origin = `http://127.0.0.1:${receiver.port}`;
-        expect(sample(text, `core_wallet_webhooks_origin_concurrency{origin="${origin}"}`)).toBeGreaterThanOrEqual(1);
-        expect(sample(text, `core_wallet_webhooks_origin_in_flight{origin="${origin}"}`)).toBe(0);
+        it("loses nothing when its thread is killed mid-run, and starts a new one", async () => {
+            const events = 300;
+            // Slow enough that the kill lands with deliveries under way and many still owed.
+            const receiver = await new Receiver((_request, _index, response) => {
+                setTimeout(() => response.writeHead(200).end("ok"), 20);
+            }).start();
+            receivers.push(receiver);
+            running = await startPlugin();
+            await createWebhook(running, receiver.url);
+            const engine = threadOf(running);
+
+            for (let height = 1; height <= events; height++) {
+                running.plugin.listener.handle({ name: "block.applied", data: { height } });
+            }
+            await eventually(async () => (receiver.requests.length >= 40 ? true : undefined), { intervalMs: 5 });
+            await engine.thread?.terminate();
+            const deliveredAtKill = new Set(receiver.requests.map((request) => heightOf(request.body))).size;
+
+            await eventually(
+                async () =>
+                    new Set(receiver.requests.map((request) => heightOf(request.body))).size === events
+                        ? true
+                        : undefined,
+                { timeoutMs: 30_000, intervalMs: 50 },
+            );
+            expect(deliveredAtKill).toBeLessThan(events);
+            expect(engine.restarts).toBe(1);
+            expect(engine.running).toBe(true);
+            expect(running.logs.filter((line) => line.includes("delivery engine's thread died"))).toHaveLength(1);
+            // A delivery sent twice (under way at the kill) carries the same webhook-id both times.
+            const idsByHeight = new Map<number, Set<string>>();
+            for (const request of receiver.requests) {
+                const ids = idsByHeight.get(heightOf(request.body)) ?? new Set();
+                ids.add(String(request.headers["webhook-id"]));
+                idsByHeight.set(heightOf(request.body), ids);
+            }
+            expect([...idsByHeight.values()].every((ids) => ids.size === 1)).toBe(true);
+            const status = await requestJson<{
+                data: { deliveries: { engine: { running: boolean; restarts: number } } };
+            }>(running.url);
+            expect(status.body.data.deliveries.engine).toEqual({ running: true, restarts: 1 });
+        });
+
+        it("leaves no thread behind when the plugin stops", async () => {
+            running = await startPlugin();
+            const engine = threadOf(running);
+            const thread = engine.thread;
+            const exited = new Promise((resolve) => thread?.once("exit", resolve));
+
+            await running.stop();
+            running = undefined;
+
+            await expect(exited).resolves.toBe(0);
+            expect(engine.running).toBe(false);
+            expect(engine.restarts).toBe(0);
+        });
     });
 
-    it("asks for the API key as the API does", async () => {
-        running = await startPlugin({ server: { apiKey: "metrics-secret" } });
+    describe("GET /metrics", () => {
+        it("counts events, deliveries by outcome, attempt durations and each origin's concurrency", async () => {
+            const receiver = await new Receiver().start();
+            receivers.push(receiver);
+            running = await startPlugin();
+            await createWebhook(running, receiver.url);
+            for (let height = 1; height <= 5; height++) {
+                running.plugin.listener.handle({ name: "block.applied", data: { height } });
+            }
+            running.plugin.listener.handle({ name: "round.created", data: {} });
 
-        expect((await metricsText(running)).status).toBe(403);
-        const allowed = await metricsText(running, { authorization: "Bearer metrics-secret" });
-        expect(allowed.status).toBe(200);
-        expect(sample(allowed.text, "core_wallet_webhooks_engine_up")).toBe(1);
+            const { status, type, text } = await eventually(async () => {
+                const scraped = await metricsText(running!);
+                return sample(scraped.text, 'core_wallet_webhooks_delivery_attempts_total{outcome="delivered"}') === 5
+                    ? scraped
+                    : undefined;
+            });
+
+            expect(status).toBe(200);
+            expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
+            expect(sample(text, 'core_wallet_webhooks_events_seen_total{event="block.applied"}')).toBe(5);
+            expect(sample(text, 'core_wallet_webhooks_events_seen_total{event="round.created"}')).toBe(1);
+            expect(sample(text, 'core_wallet_webhooks_events_journaled_total{event="block.applied"}')).toBe(5);
+            expect(sample(text, 'core_wallet_webhooks_events_journaled_total{event="round.created"}')).toBeUndefined();
+            expect(sample(text, "core_wallet_webhooks_attempt_duration_seconds_count")).toBe(5);
+            expect(sample(text, "core_wallet_webhooks_deliveries_pending")).toBe(0);
+            expect(sample(text, "core_wallet_webhooks_deliveries_dead")).toBe(0);
+            expect(sample(text, "core_wallet_webhooks_journal_backlog")).toBe(0);
+            expect(sample(text, "core_wallet_webhooks_storage_degraded")).toBe(0);
+            expect(sample(text, "core_wallet_webhooks_engine_up")).toBe(1);
+            expect(sample(text, "core_wallet_webhooks_engine_restarts_total")).toBe(0);
+            const origin = `http://127.0.0.1:${receiver.port}`;
+            expect(sample(text, `core_wallet_webhooks_origin_concurrency{origin="${origin}"}`)).toBeGreaterThanOrEqual(
+                1,
+            );
+            expect(sample(text, `core_wallet_webhooks_origin_in_flight{origin="${origin}"}`)).toBe(0);
+        });
+
+        it("asks for the API key as the API does", async () => {
+            running = await startPlugin({ server: { apiKey: "metrics-secret" } });
+
+            expect((await metricsText(running)).status).toBe(403);
+            const allowed = await metricsText(running, { authorization: "Bearer metrics-secret" });
+            expect(allowed.status).toBe(200);
+            expect(sample(allowed.text, "core_wallet_webhooks_engine_up")).toBe(1);
+        });
     });
 });
