@@ -98,7 +98,7 @@ const perDelivery = (ms: number, delivered: number): string => (delivered > 0 ? 
  * the host's event-loop delay, measured in the host.
  */
 export const benchCost = async (): Promise<string[]> => {
-    const ark = process.env.BENCH_ONLY_OURS ? await runHost("ours") : await runHost("ark");
+    const ark = await runHost("ark");
     const ours = await runHost("ours");
     const row = (name: string, { figures, delivered }: HostRun): string =>
         formatRow([

@@ -57,7 +57,6 @@ const stop = async (): Promise<void> => {
     // A disable asked and never answered changes nothing: the webhook is asked about again next time.
     disables.forEach((resolve) => resolve(false));
     flushAnnouncements();
-    say({ kind: "stopped" });
     port.close();
 };
 

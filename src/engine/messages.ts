@@ -46,7 +46,4 @@ export type FromEngine =
     | { kind: "storage-failed"; part: StoragePart; error: StorageErrorShape }
     | { kind: "storage-succeeded"; part: StoragePart }
     | { kind: "log"; level: LogLevel; message: string }
-    | { kind: "answer"; requestId: number; origins?: OriginLoad[]; metrics?: string }
-    | { kind: "stopped" };
-
-export type { OriginLoad };
+    | { kind: "answer"; requestId: number; origins?: OriginLoad[]; metrics?: string };

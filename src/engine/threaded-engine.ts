@@ -198,8 +198,6 @@ export class ThreadedEngine implements EngineHandle {
                 return callbacks.log(message.level, message.message);
             case "answer":
                 return this.queries.get(message.requestId)?.resolve(message);
-            case "stopped":
-                return;
         }
     }
 
