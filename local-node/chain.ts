@@ -1,19 +1,46 @@
 import { Identities, Interfaces, Managers, Transactions } from "@arkecosystem/crypto";
 import passphrases from "@arkecosystem/core-test-framework/dist/internal/passphrases.json";
+import { request } from "http";
 
 interface JsonAnswer<T> {
     status: number;
     body: T;
 }
 
-const requestJson = async <T>(url: string, body?: unknown): Promise<JsonAnswer<T>> => {
-    const response = await fetch(url, {
-        method: body === undefined ? "GET" : "POST",
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
+/**
+ * One request on a connection of its own: core-api destroys every socket after its response, so a
+ * kept-alive connection (fetch's) now and then fails with "other side closed".
+ */
+const requestJson = <T>(url: string, body?: unknown): Promise<JsonAnswer<T>> =>
+    new Promise((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const outgoing = request(
+            url,
+            {
+                method: payload === undefined ? "GET" : "POST",
+                agent: false,
+                headers:
+                    payload === undefined
+                        ? {}
+                        : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+            },
+            (response) => {
+                const chunks: Buffer[] = [];
+                response.on("data", (chunk: Buffer) => chunks.push(chunk));
+                response.on("error", reject);
+                response.on("end", () => {
+                    try {
+                        const text = Buffer.concat(chunks).toString("utf8");
+                        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as T });
+                    } catch (error) {
+                        reject(error);
+                    }
+                });
+            },
+        );
+        outgoing.on("error", reject);
+        outgoing.end(payload);
     });
-    return { status: response.status, body: (await response.json()) as T };
-};
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
