@@ -6,6 +6,9 @@
  */
 import "reflect-metadata";
 
+import { loadCompiledPlugin } from "./compiled-plugin";
+loadCompiledPlugin();
+
 import { Container, Services } from "@arkecosystem/core-kernel";
 import { randomUUID } from "crypto";
 import { mkdtempSync, rmSync } from "fs";

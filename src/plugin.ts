@@ -22,8 +22,10 @@ import { ThrottledLog } from "./logging/throttled-log";
 import { Checkpointer } from "./store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections } from "./store/database";
 import { DeliveryStore } from "./store/delivery-store";
-import { EventJournal } from "./store/event-journal";
+import { journalCursorOf } from "./store/journal-reader";
+import { journalFolderOf } from "./store/journal-segments";
 import { JournalSpool } from "./store/journal-spool";
+import { JournalWriter } from "./store/journal-writer";
 import { isStorageError, StorageHealth } from "./store/storage-health";
 import { WebhookStore } from "./store/webhook-store";
 import { WriteBatcher } from "./store/write-batcher";
@@ -34,6 +36,7 @@ import { WebhookRegister } from "./webhooks/webhook-register";
 
 const CHECKPOINT_INTERVAL_MS = 1000;
 const SPOOL_RETRY_MS = 1000;
+const JOURNAL_SEGMENT_BYTES = 64 * 1024 * 1024;
 
 export interface PluginLogger {
     info(message: string): void;
@@ -69,7 +72,7 @@ export class WebhookPlugin {
     public readonly health: StorageHealth;
     public readonly index: WebhookIndex;
     public readonly register: WebhookRegister;
-    public readonly journal: EventJournal;
+    public readonly journal: JournalWriter;
     public readonly outbox: DeliveryStore;
     public readonly spool: JournalSpool;
     public readonly listener: KernelEventListener;
@@ -117,7 +120,11 @@ export class WebhookPlugin {
             },
             removed: (id) => this.engine.webhookRemoved(id),
         });
-        this.journal = new EventJournal(this.store.outbox);
+        this.journal = new JournalWriter({
+            folder: journalFolderOf(environment.file),
+            segmentBytes: JOURNAL_SEGMENT_BYTES,
+            readCursor: journalCursorOf(this.store.outbox),
+        });
         this.outbox = new DeliveryStore(this.store.outbox);
         this.engine = this.createEngine();
         const errors = new ThrottledLog((message) => logger.error(`${name} ${message}`));
@@ -129,7 +136,6 @@ export class WebhookPlugin {
                 health: this.health,
                 onWritten: (webhookIds) => this.engine.wake(webhookIds),
                 logError: (message) => logger.error(`${name} ${message}`),
-                makeRoom: () => this.store.outbox.pragma("wal_checkpoint(PASSIVE)"),
             },
         );
         this.listener = new KernelEventListener({
@@ -180,6 +186,7 @@ export class WebhookPlugin {
         await this.server?.stop({ timeout: 5000 });
         this.server = undefined;
         this.spool.stop();
+        this.journal.close();
         this.writes.flush();
         await this.checkpointer.stop();
         this.store.close();

@@ -2,11 +2,13 @@ import { lookup as dnsLookup, LookupAddress } from "dns";
 import { isIP } from "net";
 import { Agent, request } from "undici";
 
+import { Deadlines } from "./deadlines";
 import { AttemptResult, parseRetryAfter } from "./retry-policy";
 import { TargetPolicy } from "./target-policy";
 import { parseTarget } from "../net/target-url";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
+const LITERALS_KEPT = 1024;
 
 export interface SendRequest {
     target: string;
@@ -77,8 +79,12 @@ const findRefusal = (error: unknown): TargetRefusedError | undefined => {
  */
 export class DeliverySender {
     private readonly agent: Agent;
+    private readonly deadlines: Deadlines;
+    /** The policy's answer for each literal address met lately: parsing one costs more than the rest of a check. */
+    private readonly literalVerdicts = new Map<string, string | undefined>();
 
     public constructor(private readonly options: SenderOptions) {
+        this.deadlines = new Deadlines(options.timeoutMs);
         const resolve = options.resolve ?? systemResolver;
         this.agent = new Agent({
             connections: options.connectionsPerTarget,
@@ -120,20 +126,19 @@ export class DeliverySender {
         }
         const url = parsed.url;
         const literal = url.hostname.replace(/^\[|\]$/g, "");
-        if (isIP(literal)) {
-            // Literal addresses skip DNS, so the connection's lookup never sees them.
-            const reason = this.options.policy(literal);
-            if (reason) {
-                return { result: { kind: "refused", message: reason }, responseExcerpt: null };
-            }
+        // Literal addresses skip DNS, so the connection's lookup never sees them.
+        const reason = this.literalVerdict(literal);
+        if (reason) {
+            return { result: { kind: "refused", message: reason }, responseExcerpt: null };
         }
+        const deadline = this.deadlines.start();
         try {
             const response = await request(url, {
                 method: "POST",
                 dispatcher: this.agent,
                 body,
                 headers: { "content-type": "application/json", "user-agent": this.options.userAgent, ...headers },
-                signal: AbortSignal.timeout(this.options.timeoutMs),
+                signal: deadline.signal,
             });
             const excerpt = await readExcerpt(response.body);
             const retryAfter = response.headers["retry-after"];
@@ -151,10 +156,25 @@ export class DeliverySender {
                 return { result: { kind: "refused", message: refusal.message }, responseExcerpt: null };
             }
             return { result: { kind: "network-error", message: describeError(error) }, responseExcerpt: null };
+        } finally {
+            deadline.release();
         }
     }
 
     public async close(): Promise<void> {
+        this.deadlines.stop();
         await this.agent.close();
+    }
+
+    private literalVerdict(hostname: string): string | undefined {
+        if (this.literalVerdicts.has(hostname)) {
+            return this.literalVerdicts.get(hostname);
+        }
+        const verdict = isIP(hostname) ? this.options.policy(hostname) : undefined;
+        if (this.literalVerdicts.size >= LITERALS_KEPT) {
+            this.literalVerdicts.clear();
+        }
+        this.literalVerdicts.set(hostname, verdict);
+        return verdict;
     }
 }

@@ -1,4 +1,4 @@
-import { Webhook as StandardWebhook } from "standardwebhooks";
+import { createHmac, createSecretKey, KeyObject } from "crypto";
 
 export const AUTHORIZATION_PREFIX_LENGTH = 32;
 
@@ -9,17 +9,36 @@ export interface SignedHeaders {
     "webhook-signature": string;
 }
 
+// A token's key, imported once: tokens are few and fixed for a webhook's life.
+const keys = new Map<string, KeyObject>();
+const KEYS_KEPT = 10_000;
+
+const keyOf = (token: string): KeyObject => {
+    let key = keys.get(token);
+    if (!key) {
+        if (keys.size >= KEYS_KEPT) {
+            keys.clear();
+        }
+        key = createSecretKey(Buffer.from(token, "hex"));
+        keys.set(token, key);
+    }
+    return key;
+};
+
 /**
  * The headers that prove a delivery's origin: ARK's `Authorization` (the token's first half, which
  * receivers written for ARK's plugin complete with the half they kept) and the Standard Webhooks
- * signature, keyed with the bytes the token's hex encodes.
+ * signature (`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`), keyed with the bytes the
+ * token's hex encodes. Node's own HMAC: the `standardwebhooks` package signs in JavaScript, some
+ * ten times slower; the tests verify every signature with that package.
  */
 export const signDelivery = (token: string, deliveryId: string, body: string, now: Date): SignedHeaders => {
-    const signer = new StandardWebhook(Buffer.from(token, "hex"), { format: "raw" });
+    const timestamp = String(Math.floor(now.getTime() / 1000));
+    const signature = createHmac("sha256", keyOf(token)).update(`${deliveryId}.${timestamp}.${body}`).digest("base64");
     return {
         authorization: token.slice(0, AUTHORIZATION_PREFIX_LENGTH),
         "webhook-id": deliveryId,
-        "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
-        "webhook-signature": signer.sign(deliveryId, now, body),
+        "webhook-timestamp": timestamp,
+        "webhook-signature": `v1,${signature}`,
     };
 };

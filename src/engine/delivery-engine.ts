@@ -13,6 +13,8 @@ import { WebhookIndex } from "../events/webhook-index";
 import { openEngineConnection, SqliteDatabase } from "../store/database";
 import { DeliveryStore } from "../store/delivery-store";
 import { EventJournal } from "../store/event-journal";
+import { JournalReader } from "../store/journal-reader";
+import { journalFolderOf } from "../store/journal-segments";
 import { StoragePart } from "../store/storage-health";
 import { WebhookStore } from "../store/webhook-store";
 import { ThrottledLog } from "../logging/throttled-log";
@@ -72,6 +74,7 @@ export class DeliveryEngine {
     private readonly outbox: DeliveryStore;
     private readonly sender: DeliverySender;
     private readonly dispatcher: DeliveryDispatcher;
+    private readonly journal: JournalReader;
     private readonly retention: Retention;
     public readonly metrics: EngineMetrics;
 
@@ -95,10 +98,18 @@ export class DeliveryEngine {
             userAgent: setup.userAgent,
         });
         const errors = new ThrottledLog((message) => host.log("error", message));
+        this.journal = new JournalReader(this.db, new EventJournal(this.db), {
+            folder: journalFolderOf(setup.file),
+            onSkipped: (segment, bytes) =>
+                host.log(
+                    "warning",
+                    `skipped ${bytes} bytes at the end of journal segment ${segment}: a record torn when the process stopped mid-write (its event was never acknowledged)`,
+                ),
+        });
         this.dispatcher = new DeliveryDispatcher(options.delivery, {
             outbox: this.outbox,
             expander: new JournalExpander({
-                journal: new EventJournal(this.db),
+                journal: this.journal,
                 matcherOf: (id) => this.index.matcherOf(id),
                 now: () => performance.now(),
             }),
@@ -159,6 +170,7 @@ export class DeliveryEngine {
         this.retention.stop();
         await this.dispatcher.stop();
         await this.sender.close();
+        this.journal.close();
         this.db.close();
     }
 

@@ -57,12 +57,13 @@ const rowToEntry = (row: JournalRow): JournalEntry => ({
 });
 
 /**
- * The listener's journal: one row per event, appended before the listener returns, and moved into
- * the outbox's delivery rows by the dispatcher, off the listener's path. Reads never expand it.
+ * The journal table of earlier versions: one row per event, in the SQLite file. The listener now
+ * appends to the journal's files (journal-writer.ts); rows an earlier version left are read first,
+ * by the engine's JournalReader, and this table stays empty. `append` remains for the tests that
+ * stand for such a version.
  */
 export class EventJournal {
     private readonly statements;
-    private readonly appendAll: (events: readonly JournaledEvent[]) => void;
     private readonly commitAll: (entries: readonly ExpandedEntry[]) => void;
 
     public constructor(db: SqliteDatabase) {
@@ -81,9 +82,6 @@ export class EventJournal {
                  SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
             ),
         };
-        this.appendAll = db.transaction((events: readonly JournaledEvent[]) =>
-            events.forEach((event) => this.append(event)),
-        );
         this.commitAll = db.transaction((entries: readonly ExpandedEntry[]) => {
             for (const entry of entries) {
                 const at = entry.createdAt;
@@ -100,11 +98,6 @@ export class EventJournal {
     /** One row and one implicit transaction: durable against a process crash once this returns. */
     public append({ event, body, createdAt, deliveries, deferred }: JournaledEvent): void {
         this.statements.append.run(event, body, createdAt, toPairs(deliveries), JSON.stringify(deferred));
-    }
-
-    /** Every event in one transaction, in order, or none. */
-    public appendMany(events: readonly JournaledEvent[]): void {
-        this.appendAll(events);
     }
 
     /** The oldest entries, in order. */

@@ -1,6 +1,7 @@
 import { SpoolStats } from "../contracts";
 import { ThrottledLog } from "../logging/throttled-log";
-import { EventJournal, JournaledEvent } from "./event-journal";
+import { JournaledEvent } from "./event-journal";
+import { JournalWriter } from "./journal-writer";
 import { isStorageError, StorageHealth } from "./storage-health";
 
 export interface SpoolOptions {
@@ -11,13 +12,11 @@ export interface SpoolOptions {
 }
 
 export interface SpoolDependencies {
-    journal: Pick<EventJournal, "append" | "appendMany">;
+    journal: Pick<JournalWriter, "append">;
     health: StorageHealth;
     /** Called with the webhooks owed deliveries by events that reached the file. */
     onWritten: (webhookIds: string[]) => void;
     logError: (message: string) => void;
-    /** Checkpoints the log before held events are written: see DispatcherDependencies.makeRoom. */
-    makeRoom?: () => void;
 }
 
 // Room for the delivery ids of an event beside its body.
@@ -78,21 +77,29 @@ export class JournalSpool {
         if (this.queue.length === 0) {
             return true;
         }
-        const held = this.queue;
+        // One by one, in order: each written event leaves the queue, so none is written twice.
+        let written = 0;
         try {
-            this.dependencies.makeRoom?.();
-            this.dependencies.journal.appendMany(held);
+            for (const event of this.queue) {
+                this.dependencies.journal.append(event);
+                this.bytes -= sizeOf(event);
+                written++;
+            }
         } catch (error) {
             this.dependencies.health.failed("journal", error);
             this.schedule();
             return false;
+        } finally {
+            const done = this.queue.slice(0, written);
+            this.queue = this.queue.slice(written);
+            if (done.length > 0) {
+                this.dependencies.onWritten(webhookIdsOf(done));
+            }
         }
-        this.queue = [];
         this.bytes = 0;
         clearTimeout(this.timer);
         this.timer = undefined;
         this.dependencies.health.succeeded("journal");
-        this.dependencies.onWritten(webhookIdsOf(held));
         return true;
     }
 

@@ -70,4 +70,13 @@ export const MIGRATIONS: readonly string[] = [
     `
     CREATE INDEX deliveries_dead ON deliveries (webhook_id) WHERE status = 'dead';
     `,
+    // The journal moved to files of its own (src/store/journal-segments.ts); the engine's place in them.
+    `
+    CREATE TABLE journal_cursor (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        segment INTEGER NOT NULL,
+        offset INTEGER NOT NULL
+    );
+    INSERT INTO journal_cursor (id, segment, offset) VALUES (1, 0, 0);
+    `,
 ];

@@ -1,7 +1,7 @@
 import { StorageState } from "../contracts";
 import { ThrottledLog } from "../logging/throttled-log";
 
-// SQLite result codes that say the file, not the statement, is at fault; extended codes share a prefix.
+// Result codes that say the file, not the statement, is at fault; SQLite's extended codes share a prefix.
 const STORAGE_CODES = [
     "SQLITE_FULL",
     "SQLITE_IOERR",
@@ -11,6 +11,15 @@ const STORAGE_CODES = [
     "SQLITE_CORRUPT",
     "SQLITE_NOTADB",
     "SQLITE_PROTOCOL",
+    // The journal's files (src/store/journal-writer.ts): the system's error codes of a write.
+    "ENOSPC",
+    "EDQUOT",
+    "EFBIG",
+    "EIO",
+    "EROFS",
+    "EACCES",
+    "EPERM",
+    "ENOENT",
 ];
 
 const codeOf = (error: unknown): string | undefined => {

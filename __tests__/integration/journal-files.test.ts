@@ -1,0 +1,190 @@
+import { randomUUID } from "crypto";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
+
+import { JournalExpander } from "../../src/delivery/journal-expander";
+import { openStore, StoreConnections } from "../../src/store/database";
+import { DeliveryStore } from "../../src/store/delivery-store";
+import { EventJournal, JournaledEvent } from "../../src/store/event-journal";
+import { journalCursorOf, JournalReader } from "../../src/store/journal-reader";
+import { encodeRecord, journalFolderOf, segmentPath } from "../../src/store/journal-segments";
+import { JournalWriter } from "../../src/store/journal-writer";
+
+const addWebhook = (store: StoreConnections, id = randomUUID()): string => {
+    store.register
+        .prepare(
+            `INSERT INTO webhooks (id, event, target, enabled, conditions, match, token, created_at, updated_at)
+             VALUES (?, 'block.applied', 'http://127.0.0.1:9/hook', 1, '[]', 'any', 'token', 0, 0)`,
+        )
+        .run(id);
+    return id;
+};
+
+const eventFor = (webhookIds: string[], height: number, body?: string): JournaledEvent => ({
+    event: "block.applied",
+    body: body ?? JSON.stringify({ timestamp: height, event: "block.applied", data: { height } }),
+    createdAt: height,
+    deliveries: webhookIds.map((webhookId) => ({ id: randomUUID(), webhookId })),
+    deferred: [],
+});
+
+describe("the journal's files", () => {
+    let dir: string;
+    let file: string;
+    let folder: string;
+    let store: StoreConnections;
+    let skipped: Array<{ segment: number; bytes: number }>;
+
+    const writer = (segmentBytes = 64 * 1024 * 1024): JournalWriter =>
+        new JournalWriter({ folder, segmentBytes, readCursor: journalCursorOf(store.outbox) });
+    const reader = (): JournalReader =>
+        new JournalReader(store.outbox, new EventJournal(store.outbox), {
+            folder,
+            onSkipped: (segment, bytes) => skipped.push({ segment, bytes }),
+        });
+    /** Moves everything readable into delivery rows, as the engine does; returns the event bodies' heights. */
+    const expandAll = (journal: JournalReader): number[] => {
+        const heights: number[] = [];
+        const expander = new JournalExpander({
+            journal: {
+                oldest: (limit) => journal.oldest(limit),
+                commit: (entries) => {
+                    entries.forEach((entry) => heights.push(entry.createdAt));
+                    journal.commit(entries);
+                },
+            },
+            matcherOf: () => undefined,
+            now: () => 0,
+        });
+        expect(expander.expand(Infinity).drained).toBe(true);
+        return heights;
+    };
+    const pendingIds = (webhookId: string): string[] =>
+        new DeliveryStore(store.outbox).dueOf(webhookId, Number.MAX_SAFE_INTEGER, 1000).map(({ id }) => id);
+
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), "cww-journal-files-"));
+        file = join(dir, "webhooks.sqlite");
+        folder = journalFolderOf(file);
+        store = openStore(file);
+        skipped = [];
+    });
+
+    afterEach(() => {
+        store.close();
+        rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("turns every appended event into its deliveries once, in order, and deletes the segments it passed", () => {
+        const hook = addWebhook(store);
+        const small = writer(600);
+        const appended = Array.from({ length: 12 }, (_, index) => eventFor([hook], index + 1));
+        appended.forEach((event) => small.append(event));
+        expect(readdirSync(folder).length).toBeGreaterThan(2);
+        expect(small.backlog()).toBe(12);
+
+        const journal = reader();
+        expect(expandAll(journal)).toEqual(appended.map((event) => event.createdAt));
+        expect(expandAll(journal)).toEqual([]);
+        expect(pendingIds(hook).sort()).toEqual(appended.map((event) => event.deliveries[0].id).sort());
+        expect(small.backlog()).toBe(0);
+        // Only the segment being written is left.
+        expect(readdirSync(folder)).toHaveLength(1);
+        journal.close();
+        small.close();
+    });
+
+    it("reads on across restarts from the cursor committed with the deliveries, counting the backlog left", () => {
+        const hook = addWebhook(store);
+        const first = writer();
+        [1, 2, 3].forEach((height) => first.append(eventFor([hook], height)));
+        const journal = reader();
+        expect(journal.oldest(2).map((entry) => entry.createdAt)).toEqual([1, 2]);
+        journal.commit(journal.oldest(1));
+        journal.close();
+        first.close();
+
+        const second = writer();
+        expect(second.backlog()).toBe(2);
+        [4, 5].forEach((height) => second.append(eventFor([hook], height)));
+        expect(second.backlog()).toBe(4);
+        const again = reader();
+        expect(expandAll(again)).toEqual([2, 3, 4, 5]);
+        expect(second.backlog()).toBe(0);
+        expect(pendingIds(hook)).toHaveLength(5);
+        again.close();
+        second.close();
+    });
+
+    it("skips a record torn by a crash at the end of a segment, and says so", () => {
+        const hook = addWebhook(store);
+        const first = writer();
+        first.append(eventFor([hook], 1));
+        const torn = encodeRecord(eventFor([hook], 2));
+        appendFileSync(segmentPath(folder, 1), torn.subarray(0, torn.length - 5));
+        const journal = reader();
+        expect(expandAll(journal)).toEqual([1]);
+        // Nothing later exists yet: the torn bytes may still be a record being written.
+        expect(skipped).toEqual([]);
+
+        first.close();
+        const second = writer();
+        second.append(eventFor([hook], 3));
+        expect(expandAll(journal)).toEqual([3]);
+        expect(skipped).toEqual([{ segment: 1, bytes: torn.length - 5 }]);
+        expect(pendingIds(hook)).toHaveLength(2);
+        journal.close();
+        second.close();
+    });
+
+    it("reads a record that arrives in parts, and one larger than its read buffer", () => {
+        const hook = addWebhook(store);
+        const journal = reader();
+        const first = writer();
+        first.close();
+        const record = encodeRecord(eventFor([hook], 1));
+        const path = segmentPath(folder, 1);
+        appendFileSync(path, record.subarray(0, 10));
+        expect(expandAll(journal)).toEqual([]);
+        appendFileSync(path, record.subarray(10));
+        expect(expandAll(journal)).toEqual([1]);
+        const large = eventFor([hook], 2, JSON.stringify({ data: "x".repeat(3 * 1024 * 1024) }));
+        appendFileSync(path, encodeRecord(large));
+        const [entry] = journal.oldest(10);
+        expect(entry.body).toBe(large.body);
+        expect(expandAll(journal)).toEqual([2]);
+        journal.close();
+    });
+
+    it("reads the rows of the table journal an earlier version wrote before the files", () => {
+        const hook = addWebhook(store);
+        new EventJournal(store.outbox).append(eventFor([hook], 1));
+        const files = writer();
+        files.append(eventFor([hook], 2));
+        const journal = reader();
+        expect(expandAll(journal)).toEqual([1, 2]);
+        expect(store.outbox.prepare("SELECT COUNT(*) AS n FROM event_journal").get()).toEqual({ n: 0 });
+        expect(pendingIds(hook)).toHaveLength(2);
+        journal.close();
+        files.close();
+    });
+
+    it("owes nothing to a webhook deleted since its event was journaled", () => {
+        const kept = addWebhook(store);
+        const deleted = addWebhook(store);
+        const files = writer();
+        files.append(eventFor([kept, deleted], 1));
+        store.register.prepare("DELETE FROM webhooks WHERE id = ?").run(deleted);
+        expect(expandAll(reader())).toEqual([1]);
+        expect(pendingIds(kept)).toHaveLength(1);
+        expect(pendingIds(deleted)).toHaveLength(0);
+        files.close();
+    });
+
+    it("leaves no empty segment behind a writer that wrote nothing", () => {
+        writer().close();
+        expect(existsSync(folder)).toBe(true);
+        expect(readdirSync(folder)).toEqual([]);
+    });
+});

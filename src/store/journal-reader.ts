@@ -1,0 +1,199 @@
+import { closeSync, existsSync, fstatSync, openSync, readSync, unlinkSync } from "fs";
+
+import { SqliteDatabase } from "./database";
+import { EventJournal, ExpandedEntry, JournalEntry } from "./event-journal";
+import { decodeRecord, listSegments, positionOf, segmentPath } from "./journal-segments";
+import { JournalCursor } from "./journal-writer";
+
+interface FileEntry extends JournalEntry {
+    /** Where the next record starts. */
+    end: JournalCursor;
+}
+
+const READ_BYTES = 1024 * 1024;
+// Record positions start at 2^32 (segment 1): a smaller seq is a row of the table journal of old.
+const FIRST_FILE_POSITION = positionOf(1, 0);
+
+export interface JournalReaderOptions {
+    folder: string;
+    /** Told of bytes skipped at the end of a segment (a record torn by a crash). */
+    onSkipped: (segment: number, bytes: number) => void;
+}
+
+/** Reads the engine's cursor, committed in the SQLite file with the deliveries it made. */
+export const journalCursorOf = (db: SqliteDatabase): (() => JournalCursor) => {
+    const statement = db.prepare<[], JournalCursor>("SELECT segment, offset FROM journal_cursor WHERE id = 1");
+    return () => statement.get() ?? { segment: 0, offset: 0 };
+};
+
+/**
+ * The delivery engine's side of the journal: reads the records the node's thread appended, in
+ * order, and commits the deliveries they owe together with its cursor, in one transaction, so each
+ * record is turned into deliveries exactly once; then deletes the segments it has passed. Rows of
+ * the table journal an earlier version wrote are read first.
+ */
+export class JournalReader {
+    private readonly statements;
+    private readonly commitAll: (entries: readonly ExpandedEntry[], cursor: JournalCursor | undefined) => void;
+    private cursor: JournalCursor;
+    /** Where reading goes on: records before it and after the cursor are in `ahead`. */
+    private reading: JournalCursor;
+    private fd: number | undefined;
+    private ahead: FileEntry[] = [];
+    private buffer = Buffer.allocUnsafe(READ_BYTES);
+    private tableDrained = false;
+
+    public constructor(
+        db: SqliteDatabase,
+        private readonly table: EventJournal,
+        private readonly options: JournalReaderOptions,
+    ) {
+        this.statements = {
+            // A webhook deleted since its event was journaled owes nothing.
+            insert: db.prepare<[string, string, string, string, number, number, number, string]>(
+                `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+                 SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
+            ),
+            cursor: db.prepare<[number, number]>("UPDATE journal_cursor SET segment = ?, offset = ? WHERE id = 1"),
+        };
+        this.commitAll = db.transaction((entries: readonly ExpandedEntry[], cursor: JournalCursor | undefined) => {
+            for (const entry of entries) {
+                const at = entry.createdAt;
+                for (const { id, webhookId } of entry.deliveries) {
+                    this.statements.insert.run(id, webhookId, entry.event, entry.body, at, at, at, webhookId);
+                }
+            }
+            if (cursor) {
+                this.statements.cursor.run(cursor.segment, cursor.offset);
+            }
+        });
+        this.cursor = journalCursorOf(db)();
+        this.reading = { ...this.cursor };
+    }
+
+    /** The oldest entries not yet committed, in order; the same ones until they are. */
+    public oldest(limit: number): JournalEntry[] {
+        if (!this.tableDrained) {
+            const rows = this.table.oldest(limit);
+            if (rows.length > 0) {
+                return rows;
+            }
+            this.tableDrained = true;
+        }
+        while (this.ahead.length < limit && this.readMore()) {
+            // Reads until enough records are ahead or the journal's end is reached.
+        }
+        return this.ahead.slice(0, limit);
+    }
+
+    /** Writes the entries' deliveries and moves the cursor past them, in one transaction; entries are the oldest, in order. */
+    public commit(entries: readonly ExpandedEntry[]): void {
+        if (entries.length === 0) {
+            return;
+        }
+        if (entries[0].seq < FIRST_FILE_POSITION) {
+            this.table.commit(entries);
+            return;
+        }
+        const last = this.ahead[entries.length - 1];
+        if (!last || last.seq !== entries[entries.length - 1].seq) {
+            throw new Error("journal entries committed out of order");
+        }
+        this.commitAll(entries, last.end);
+        this.ahead = this.ahead.slice(entries.length);
+        const passed = this.cursor.segment;
+        this.cursor = last.end;
+        if (this.cursor.segment !== passed) {
+            this.deletePassedSegments();
+        }
+    }
+
+    public close(): void {
+        if (this.fd !== undefined) {
+            closeSync(this.fd);
+            this.fd = undefined;
+        }
+    }
+
+    /** Reads records past `reading`; false when there is nothing more for now. */
+    private readMore(): boolean {
+        const fd = this.openReading();
+        if (fd === undefined) {
+            return false;
+        }
+        let length = readSync(fd, this.buffer, 0, this.buffer.length, this.reading.offset);
+        let start = 0;
+        for (;;) {
+            const decoded = decodeRecord(this.buffer, start, length);
+            if (decoded.kind === "record") {
+                const { bytes, ...event } = decoded.record;
+                const offset = this.reading.offset + start;
+                start += bytes;
+                this.ahead.push({
+                    ...event,
+                    seq: positionOf(this.reading.segment, offset),
+                    end: { segment: this.reading.segment, offset: offset + bytes },
+                });
+                continue;
+            }
+            if (start > 0) {
+                this.reading = { segment: this.reading.segment, offset: this.reading.offset + start };
+                return true;
+            }
+            if (decoded.kind === "incomplete" && decoded.needs > this.buffer.length) {
+                this.buffer = Buffer.allocUnsafe(decoded.needs);
+                length = readSync(fd, this.buffer, 0, this.buffer.length, this.reading.offset);
+                continue;
+            }
+            return this.nextSegment(fd, length);
+        }
+    }
+
+    /**
+     * At the end of what a segment holds: once a later segment exists, the writer is done with
+     * this one, and what is left in it (a record torn by a crash) is skipped.
+     */
+    private nextSegment(fd: number, leftBytes: number): boolean {
+        const later = listSegments(this.options.folder).find((segment) => segment > this.reading.segment);
+        if (later === undefined) {
+            return false;
+        }
+        // Written before the later segment was created, perhaps after the read above.
+        if (readSync(fd, this.buffer, 0, this.buffer.length, this.reading.offset) > leftBytes) {
+            return true;
+        }
+        const skipped = fstatSync(fd).size - this.reading.offset;
+        if (skipped > 0) {
+            this.options.onSkipped(this.reading.segment, skipped);
+        }
+        closeSync(fd);
+        this.fd = undefined;
+        this.reading = { segment: later, offset: 0 };
+        return true;
+    }
+
+    private openReading(): number | undefined {
+        if (this.fd !== undefined) {
+            return this.fd;
+        }
+        const path = segmentPath(this.options.folder, this.reading.segment);
+        if (!existsSync(path)) {
+            const later = listSegments(this.options.folder).find((segment) => segment > this.reading.segment);
+            if (later === undefined) {
+                return undefined;
+            }
+            this.reading = { segment: later, offset: 0 };
+        }
+        this.fd = openSync(segmentPath(this.options.folder, this.reading.segment), "r");
+        return this.fd;
+    }
+
+    private deletePassedSegments(): void {
+        for (const segment of listSegments(this.options.folder)) {
+            if (segment >= this.cursor.segment) {
+                return;
+            }
+            unlinkSync(segmentPath(this.options.folder, segment));
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import { readdirSync } from "fs";
+import { join } from "path";
+import { crc32 } from "zlib";
+
+import { JournaledEvent, OwedDelivery } from "./event-journal";
+
+/**
+ * The journal's files: a folder beside the SQLite file holding numbered segments, each a run of
+ * records appended by the node's thread and read by the delivery engine.
+ *
+ * A record: payload length (u32 LE), CRC-32 of the payload (u32 LE), then the payload: the length
+ * of its head (u32 LE), the head as JSON `[event, createdAt, [[deliveryId, webhookId], …],
+ * [deferredWebhookId, …]]`, and the body's UTF-8 bytes as the receivers get them.
+ */
+export const journalFolderOf = (file: string): string => `${file}.events`;
+
+const SEGMENT_NAME = /^(\d{12})\.log$/;
+
+export const segmentPath = (folder: string, segment: number): string =>
+    join(folder, `${String(segment).padStart(12, "0")}.log`);
+
+/** The segments in the folder, oldest first; none when the folder does not exist. */
+export const listSegments = (folder: string): number[] => {
+    let names: string[];
+    try {
+        names = readdirSync(folder);
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+            return [];
+        }
+        throw error;
+    }
+    return names
+        .map((name) => SEGMENT_NAME.exec(name))
+        .filter((match): match is RegExpExecArray => match !== null)
+        .map((match) => Number(match[1]))
+        .sort((a, b) => a - b);
+};
+
+/** Where a record starts, as one number: ordered like the records, unique across segments. */
+export const positionOf = (segment: number, offset: number): number => segment * 2 ** 32 + offset;
+
+export const HEADER_BYTES = 8;
+/** A length past this is no record of ours: the bytes are torn or foreign. */
+export const MAX_PAYLOAD_BYTES = 512 * 1024 * 1024;
+
+export const encodeRecord = ({ event, createdAt, deliveries, deferred, body }: JournaledEvent): Buffer => {
+    const head = JSON.stringify([event, createdAt, deliveries.map(({ id, webhookId }) => [id, webhookId]), deferred]);
+    const headBytes = Buffer.byteLength(head);
+    const payloadBytes = 4 + headBytes + Buffer.byteLength(body);
+    const record = Buffer.allocUnsafe(HEADER_BYTES + payloadBytes);
+    record.writeUInt32LE(payloadBytes, 0);
+    record.writeUInt32LE(headBytes, HEADER_BYTES);
+    record.write(head, HEADER_BYTES + 4, "utf8");
+    record.write(body, HEADER_BYTES + 4 + headBytes, "utf8");
+    record.writeUInt32LE(crc32(record.subarray(HEADER_BYTES)), 4);
+    return record;
+};
+
+export type DecodedRecord = JournaledEvent & { bytes: number };
+
+export type Decoding =
+    | { kind: "record"; record: DecodedRecord }
+    /** Fewer bytes than the record needs: the rest may still be written. */
+    | { kind: "incomplete"; needs: number }
+    /** Bytes that are no record: torn by a crash mid-write, or damaged. */
+    | { kind: "invalid" };
+
+type Head = [string, number, Array<[string, string]>, string[]];
+
+const isHead = (value: unknown): value is Head =>
+    Array.isArray(value) &&
+    value.length === 4 &&
+    typeof value[0] === "string" &&
+    typeof value[1] === "number" &&
+    Array.isArray(value[2]) &&
+    Array.isArray(value[3]);
+
+/** The record at `start` of `bytes` (which hold `end` bytes). */
+export const decodeRecord = (bytes: Buffer, start: number, end: number): Decoding => {
+    if (end - start < HEADER_BYTES) {
+        return { kind: "incomplete", needs: HEADER_BYTES };
+    }
+    const payloadBytes = bytes.readUInt32LE(start);
+    if (payloadBytes < 4 || payloadBytes > MAX_PAYLOAD_BYTES) {
+        return { kind: "invalid" };
+    }
+    const total = HEADER_BYTES + payloadBytes;
+    if (end - start < total) {
+        return { kind: "incomplete", needs: total };
+    }
+    const payload = bytes.subarray(start + HEADER_BYTES, start + total);
+    if (crc32(payload) !== bytes.readUInt32LE(start + 4)) {
+        return { kind: "invalid" };
+    }
+    const headBytes = payload.readUInt32LE(0);
+    if (headBytes > payloadBytes - 4) {
+        return { kind: "invalid" };
+    }
+    let head: unknown;
+    try {
+        head = JSON.parse(payload.toString("utf8", 4, 4 + headBytes));
+    } catch {
+        return { kind: "invalid" };
+    }
+    if (!isHead(head)) {
+        return { kind: "invalid" };
+    }
+    const [event, createdAt, pairs, deferred] = head;
+    const deliveries: OwedDelivery[] = pairs.map(([id, webhookId]) => ({ id, webhookId }));
+    return {
+        kind: "record",
+        record: { event, createdAt, deliveries, deferred, body: payload.toString("utf8", 4 + headBytes), bytes: total },
+    };
+};

@@ -1,0 +1,160 @@
+import { closeSync, ftruncateSync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync } from "fs";
+
+import { JournaledEvent } from "./event-journal";
+import {
+    decodeRecord,
+    encodeRecord,
+    HEADER_BYTES,
+    listSegments,
+    MAX_PAYLOAD_BYTES,
+    positionOf,
+    segmentPath,
+} from "./journal-segments";
+
+/** Where the delivery engine stands in the journal: the next record it has not turned into deliveries. */
+export interface JournalCursor {
+    segment: number;
+    offset: number;
+}
+
+export interface JournalWriterOptions {
+    folder: string;
+    /** A segment past this size is closed and the next record starts a new one. */
+    segmentBytes: number;
+    /** Reads the engine's cursor (committed in the SQLite file with the deliveries it made). */
+    readCursor: () => JournalCursor;
+}
+
+const OWNER_ONLY_FOLDER = 0o700;
+const OWNER_ONLY_FILE = 0o600;
+// Below this many positions kept, backlog() alone trims them; past it, appends do too.
+const TRIM_FLOOR = 10_000;
+
+/**
+ * The node's thread's side of the journal: appends each event as one record, with one write() to
+ * a file no other thread writes, so an append never waits for a lock the delivery engine holds.
+ * A write that returned is in the operating system's page cache: it survives the process being
+ * killed, as a SQLite commit with `synchronous = NORMAL` does.
+ */
+export class JournalWriter {
+    private fd: number | undefined;
+    private segment = 0;
+    private offset = 0;
+    /** Positions of records not yet known to be turned into deliveries, oldest first from `head`. */
+    private positions: number[] = [];
+    private head = 0;
+    private trimAt = TRIM_FLOOR;
+
+    public constructor(private readonly options: JournalWriterOptions) {
+        mkdirSync(options.folder, { recursive: true, mode: OWNER_ONLY_FOLDER });
+        const cursor = options.readCursor();
+        const segments = listSegments(options.folder);
+        segments.filter((segment) => segment >= cursor.segment).forEach((segment) => this.count(segment, cursor));
+        // Every start writes a segment of its own: a record torn by a crash stays at the end of the last one.
+        this.segment = Math.max(cursor.segment, ...segments) + 1;
+    }
+
+    /** Appends the event; throws (nothing written) when the file refuses it. */
+    public append(event: JournaledEvent): void {
+        const record = encodeRecord(event);
+        const fd = this.fdFor(record.length);
+        const start = this.offset;
+        try {
+            let written = 0;
+            while (written < record.length) {
+                written += writeSync(fd, record, written, record.length - written, start + written);
+            }
+        } catch (error) {
+            this.undo(fd, start);
+            throw error;
+        }
+        this.offset = start + record.length;
+        this.positions.push(positionOf(this.segment, start));
+        if (this.positions.length - this.head > this.trimAt) {
+            this.trim();
+            this.trimAt = Math.max(TRIM_FLOOR, 2 * (this.positions.length - this.head));
+        }
+    }
+
+    /** Journaled events not yet turned into deliveries. */
+    public backlog(): number {
+        this.trim();
+        return this.positions.length - this.head;
+    }
+
+    public close(): void {
+        if (this.fd === undefined) {
+            return;
+        }
+        closeSync(this.fd);
+        this.fd = undefined;
+        if (this.offset === 0) {
+            unlinkSync(segmentPath(this.options.folder, this.segment));
+        }
+    }
+
+    private fdFor(recordBytes: number): number {
+        if (this.fd !== undefined && this.offset > 0 && this.offset + recordBytes > this.options.segmentBytes) {
+            closeSync(this.fd);
+            this.fd = undefined;
+            this.segment++;
+        }
+        if (this.fd === undefined) {
+            // The folder is made again should it have gone: events wait in the spool until it can be.
+            mkdirSync(this.options.folder, { recursive: true, mode: OWNER_ONLY_FOLDER });
+            this.fd = openSync(segmentPath(this.options.folder, this.segment), "wx", OWNER_ONLY_FILE);
+            this.offset = 0;
+        }
+        return this.fd;
+    }
+
+    /** Takes back a record written in part; where even that fails, later records go to a new segment. */
+    private undo(fd: number, start: number): void {
+        try {
+            ftruncateSync(fd, start);
+        } catch {
+            closeSync(fd);
+            this.fd = undefined;
+            this.segment++;
+        }
+    }
+
+    private trim(): void {
+        const cursor = this.options.readCursor();
+        const expanded = positionOf(cursor.segment, cursor.offset);
+        while (this.head < this.positions.length && this.positions[this.head] < expanded) {
+            this.head++;
+        }
+        if (this.head > this.positions.length / 2) {
+            this.positions = this.positions.slice(this.head);
+            this.head = 0;
+        }
+    }
+
+    /** Notes the records of an earlier run's segment that the engine has not reached yet. */
+    private count(segment: number, cursor: JournalCursor): void {
+        const path = segmentPath(this.options.folder, segment);
+        const size = statSync(path).size;
+        const fd = openSync(path, "r");
+        try {
+            const header = Buffer.alloc(HEADER_BYTES);
+            let offset = segment === cursor.segment ? cursor.offset : 0;
+            while (offset + HEADER_BYTES <= size) {
+                readSync(fd, header, 0, HEADER_BYTES, offset);
+                const payloadBytes = header.readUInt32LE(0);
+                if (payloadBytes > MAX_PAYLOAD_BYTES || offset + HEADER_BYTES + payloadBytes > size) {
+                    return;
+                }
+                const record = Buffer.allocUnsafe(HEADER_BYTES + payloadBytes);
+                readSync(fd, record, 0, record.length, offset);
+                if (decodeRecord(record, 0, record.length).kind !== "record") {
+                    return;
+                }
+                this.positions.push(positionOf(segment, offset));
+                offset += record.length;
+            }
+        } finally {
+            closeSync(fd);
+        }
+    }
+}
