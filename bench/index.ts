@@ -1,6 +1,7 @@
 import { benchCost } from "./cost";
 import { benchDelivery } from "./delivery";
 import { benchListener } from "./listener";
+import { benchRates } from "./rates";
 import { benchRegexp } from "./regexp";
 import { benchRegister } from "./register";
 import { benchWallets } from "./wallets";
@@ -11,7 +12,8 @@ const main = async (): Promise<void> => {
     const sections: Array<[string, () => Promise<string[]>]> = [
         ["register", benchRegister],
         ["listener", benchListener],
-        ["delivery", benchDelivery],
+        ["delivery", async () => [...(await benchRates()), "", ...(await benchDelivery())]],
+        ["rates", benchRates],
         ["cost", benchCost],
         ["regexp", benchRegexp],
         ["wallets", benchWallets],

@@ -40,15 +40,25 @@ export interface DispatcherDependencies {
      * freed must go to the checkpoint (which lets the log be reused) before the log grows into it.
      */
     makeRoom?: () => void;
+    expansionPace?: ExpansionPace;
     clock?: () => number;
     random?: () => number;
 }
 
+/**
+ * How long one turn of the loop may spend turning journaled events into deliveries, and how long
+ * the loop rests after a turn that did not finish. On the node's loop a quarter of it at most (the
+ * default); in the engine's own thread, longer turns and no rest.
+ */
+export interface ExpansionPace {
+    sliceMs: number;
+    restMs: number;
+}
+
+const NODE_LOOP_PACE: ExpansionPace = { sliceMs: 3, restMs: 9 };
+
 // Long sleeps are cut so that a changed wall clock cannot strand a due delivery.
 const MAX_SLEEP_MS = 30_000;
-// The time one turn of the event loop may spend turning journaled events into deliveries.
-const EXPANSION_SLICE_MS = 3;
-const EXPANSION_REST_MS = 9;
 const GONE_REASON = "the receiver answered 410 Gone";
 // Due deliveries of a webhook read at once and launched from memory: one query for this many
 // attempts, where reading past the ones in flight cost a query of some 65 rows an attempt.
@@ -117,6 +127,7 @@ export class DeliveryDispatcher {
     private running = false;
     private readonly clock: () => number;
     private readonly random: () => number;
+    private readonly pace: ExpansionPace;
 
     public constructor(
         private readonly options: DispatcherOptions,
@@ -124,6 +135,7 @@ export class DeliveryDispatcher {
     ) {
         this.clock = dependencies.clock ?? Date.now;
         this.random = dependencies.random ?? Math.random;
+        this.pace = dependencies.expansionPace ?? NODE_LOOP_PACE;
         this.origins = new OriginLimits(
             { floor: options.concurrencyPerTargetFloor, ceiling: options.concurrencyPerTarget },
             this.clock,
@@ -187,7 +199,7 @@ export class DeliveryDispatcher {
                 this.dependencies.makeRoom?.();
             }
             this.recordHeldOutcomes();
-            const expansion = this.dependencies.expander.expand(EXPANSION_SLICE_MS);
+            const expansion = this.dependencies.expander.expand(this.pace.sliceMs);
             drained = expansion.drained;
             if (expansion.committed > 0) {
                 this.dependencies.health.succeeded("deliveries");
@@ -208,8 +220,11 @@ export class DeliveryDispatcher {
             return;
         }
         if (!drained) {
-            // Conditions the listener deferred take at most a quarter of the node's loop.
-            this.sleep(EXPANSION_REST_MS);
+            if (this.pace.restMs > 0) {
+                this.sleep(this.pace.restMs);
+            } else {
+                this.wake();
+            }
         }
     }
 
