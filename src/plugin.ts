@@ -134,7 +134,8 @@ export class WebhookPlugin {
             {
                 journal: this.journal,
                 health: this.health,
-                onWritten: (webhookIds) => this.engine.wake(webhookIds),
+                // The engine finds the webhooks owed in the journal; ids in a wake are for changes made elsewhere.
+                onWritten: () => this.engine.wake(),
                 logError: (message) => logger.error(`${name} ${message}`),
             },
         );

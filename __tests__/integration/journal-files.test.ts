@@ -51,7 +51,7 @@ describe("the journal's files", () => {
                 oldest: (limit) => journal.oldest(limit),
                 commit: (entries) => {
                     entries.forEach((entry) => heights.push(entry.createdAt));
-                    journal.commit(entries);
+                    return journal.commit(entries);
                 },
             },
             matcherOf: () => undefined,

@@ -20,7 +20,14 @@ export interface DispatcherOptions {
 
 export type DispatcherOutbox = Pick<
     DeliveryStore,
-    "pendingWebhookIds" | "nextDueOf" | "dueOf" | "nextDueAfter" | "recordAll" | "cancelPending" | "deadStreak"
+    | "pendingWebhookIds"
+    | "nextDueOf"
+    | "dueOf"
+    | "nextDueOfAfter"
+    | "nextDueAfter"
+    | "recordAll"
+    | "cancelPending"
+    | "deadStreak"
 >;
 
 export interface DispatcherDependencies {
@@ -40,25 +47,17 @@ export interface DispatcherDependencies {
      * freed must go to the checkpoint (which lets the log be reused) before the log grows into it.
      */
     makeRoom?: () => void;
-    expansionPace?: ExpansionPace;
     clock?: () => number;
     random?: () => number;
 }
 
-/**
- * How long one turn of the loop may spend turning journaled events into deliveries, and how long
- * the loop rests after a turn that did not finish. On the node's loop a quarter of it at most (the
- * default); in the engine's own thread, longer turns and no rest.
- */
-export interface ExpansionPace {
-    sliceMs: number;
-    restMs: number;
-}
-
-const NODE_LOOP_PACE: ExpansionPace = { sliceMs: 3, restMs: 9 };
-
 // Long sleeps are cut so that a changed wall clock cannot strand a due delivery.
 const MAX_SLEEP_MS = 30_000;
+// The time one turn of the event loop may spend turning journaled events into deliveries, and the
+// rest after a turn that did not finish: a quarter of a loop at most. In the engine's own thread
+// too: longer turns did not speed up a burst on two cores, and took the core from the node's loop.
+const EXPANSION_SLICE_MS = 3;
+const EXPANSION_REST_MS = 9;
 const GONE_REASON = "the receiver answered 410 Gone";
 // Due deliveries of a webhook read at once and launched from memory: one query for this many
 // attempts, where reading past the ones in flight cost a query of some 65 rows an attempt.
@@ -112,6 +111,14 @@ export class DeliveryDispatcher {
      * next batch, and a webhook disabled, deleted or gone drops its batch.
      */
     private readonly readAhead = new Map<string, { deliveries: Delivery[]; next: number }>();
+    /**
+     * Webhooks whose read-ahead held every delivery due when it was read, and the time until which
+     * no other of their rows falls due (their next retry): while it holds, the deliveries the
+     * journal gives them join the read-ahead from memory instead of being read back from the file.
+     * Anything else that makes a delivery due (a redelivery, a ping, a webhook enabled again) wakes
+     * the dispatcher with the webhook's id, which ends it.
+     */
+    private readonly complete = new Map<string, number>();
     /** Webhooks a receiver answered 410 in this run: deliveries they are given are cancelled. */
     private readonly gone = new Set<string>();
     private pumpFailures = 0;
@@ -127,7 +134,6 @@ export class DeliveryDispatcher {
     private running = false;
     private readonly clock: () => number;
     private readonly random: () => number;
-    private readonly pace: ExpansionPace;
 
     public constructor(
         private readonly options: DispatcherOptions,
@@ -135,7 +141,6 @@ export class DeliveryDispatcher {
     ) {
         this.clock = dependencies.clock ?? Date.now;
         this.random = dependencies.random ?? Math.random;
-        this.pace = dependencies.expansionPace ?? NODE_LOOP_PACE;
         this.origins = new OriginLimits(
             { floor: options.concurrencyPerTargetFloor, ceiling: options.concurrencyPerTarget },
             this.clock,
@@ -156,6 +161,7 @@ export class DeliveryDispatcher {
         for (const id of webhookIds) {
             this.active.add(id);
             this.resting.delete(id);
+            this.complete.delete(id);
         }
         if (!this.running || this.immediate || this.clock() < this.pausedUntil) {
             return;
@@ -176,6 +182,7 @@ export class DeliveryDispatcher {
         }
         await Promise.allSettled([...this.inFlight.values()]);
         this.readAhead.clear();
+        this.complete.clear();
         try {
             this.recordHeldOutcomes();
         } catch (error) {
@@ -199,12 +206,12 @@ export class DeliveryDispatcher {
                 this.dependencies.makeRoom?.();
             }
             this.recordHeldOutcomes();
-            const expansion = this.dependencies.expander.expand(this.pace.sliceMs);
+            const expansion = this.dependencies.expander.expand(EXPANSION_SLICE_MS);
             drained = expansion.drained;
             if (expansion.committed > 0) {
                 this.dependencies.health.succeeded("deliveries");
             }
-            this.enqueueExpanded(expansion.webhookIds);
+            this.enqueueExpanded(expansion.webhookIds, expansion.deliveries);
             const now = this.clock();
             this.startDue(now);
             if (drained) {
@@ -220,25 +227,43 @@ export class DeliveryDispatcher {
             return;
         }
         if (!drained) {
-            if (this.pace.restMs > 0) {
-                this.sleep(this.pace.restMs);
-            } else {
-                this.wake();
-            }
+            this.sleep(EXPANSION_REST_MS);
         }
     }
 
-    private enqueueExpanded(webhookIds: readonly string[]): void {
+    private enqueueExpanded(webhookIds: readonly string[], deliveries: readonly Delivery[]): void {
         const now = this.clock();
         for (const id of webhookIds) {
             if (this.gone.has(id)) {
                 this.dependencies.outbox.cancelPending(id, GONE_REASON, now);
-                this.readAhead.delete(id);
+                this.forgetQueue(id);
             } else {
                 this.active.add(id);
                 this.resting.delete(id);
             }
         }
+        for (const delivery of deliveries) {
+            const until = this.complete.get(delivery.webhookId);
+            if (until === undefined || this.gone.has(delivery.webhookId)) {
+                continue;
+            }
+            let batch = this.readAhead.get(delivery.webhookId);
+            if (!batch) {
+                batch = { deliveries: [], next: 0 };
+                this.readAhead.set(delivery.webhookId, batch);
+            }
+            if (now >= until || batch.deliveries.length - batch.next >= READ_AHEAD) {
+                // A retry fell due, or the receiver lags: the file has the rest, in due order.
+                this.complete.delete(delivery.webhookId);
+                continue;
+            }
+            batch.deliveries.push(delivery);
+        }
+    }
+
+    private forgetQueue(webhookId: string): void {
+        this.readAhead.delete(webhookId);
+        this.complete.delete(webhookId);
     }
 
     /** Writes the outcomes that could not be written when they came; throws while the file refuses. */
@@ -267,7 +292,7 @@ export class DeliveryDispatcher {
             if (!webhook) {
                 // Disabled or deleted: its deliveries wait; enabling it wakes the dispatcher again.
                 this.active.delete(webhookId);
-                this.readAhead.delete(webhookId);
+                this.forgetQueue(webhookId);
                 continue;
             }
             this.gone.delete(webhookId);
@@ -301,11 +326,24 @@ export class DeliveryDispatcher {
             return "held back";
         }
         let batch = this.readAhead.get(webhook.id);
+        const until = this.complete.get(webhook.id);
+        if (until !== undefined && now >= until) {
+            this.complete.delete(webhook.id);
+        }
+        if (!batch && this.complete.has(webhook.id)) {
+            return "nothing due";
+        }
         if (!batch) {
             // Its deliveries already in flight are among its first due rows: read past them.
-            const due = this.dependencies.outbox.dueOf(webhook.id, now, READ_AHEAD + used);
+            const limit = READ_AHEAD + used;
+            const due = this.dependencies.outbox.dueOf(webhook.id, now, limit);
             batch = { deliveries: due.filter((delivery) => !this.inFlight.has(delivery.id)), next: 0 };
             this.readAhead.set(webhook.id, batch);
+            if (due.length < limit) {
+                this.complete.set(webhook.id, this.dependencies.outbox.nextDueOfAfter(webhook.id, now) ?? Infinity);
+            } else {
+                this.complete.delete(webhook.id);
+            }
         }
         let started = 0;
         while (started < free && batch.next < batch.deliveries.length) {
@@ -340,6 +378,8 @@ export class DeliveryDispatcher {
     }
 
     private holdBack(webhookId: string, error: unknown): void {
+        // The attempt left its delivery pending and due, in the file only: it is read from there.
+        this.complete.delete(webhookId);
         const now = this.clock();
         const held = this.backoff.get(webhookId);
         // Attempts that were under way together fail together: one incident, one step of the delay
@@ -381,6 +421,11 @@ export class DeliveryDispatcher {
             random: this.random,
         });
         onAnswer(report);
+        const retryAt = report.record.status === "pending" ? report.record.nextAttemptAt : null;
+        const until = this.complete.get(webhook.id);
+        if (retryAt !== null && until !== undefined && retryAt < until) {
+            this.complete.set(webhook.id, retryAt);
+        }
         try {
             await this.recordWithTurn(report.record);
         } catch (error) {
@@ -426,7 +471,7 @@ export class DeliveryDispatcher {
             await this.dependencies.disableWebhook(webhook.id, GONE_REASON);
             this.gone.add(webhook.id);
             this.dependencies.outbox.cancelPending(webhook.id, GONE_REASON, this.clock());
-            this.readAhead.delete(webhook.id);
+            this.forgetQueue(webhook.id);
         } else if (decision.status === "dead" && this.options.autoDisableAfterDeadDeliveries > 0) {
             const streak = this.dependencies.outbox.deadStreak(webhook.id, this.options.autoDisableAfterDeadDeliveries);
             if (streak >= this.options.autoDisableAfterDeadDeliveries) {

@@ -1,3 +1,4 @@
+import { Delivery } from "../contracts";
 import { PayloadMatcher } from "../events/matcher";
 import { newDeliveryId } from "../store/delivery-id";
 import { EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "../store/event-journal";
@@ -15,6 +16,8 @@ export interface ExpansionResult {
     drained: boolean;
     /** Webhooks given deliveries by this call. */
     webhookIds: string[];
+    /** The deliveries this call wrote, as they are in the outbox: pending, due at their event's time. */
+    deliveries: Delivery[];
     /** Journal entries moved by this call. */
     committed: number;
 }
@@ -32,6 +35,19 @@ interface Progress {
     owed: OwedDelivery[];
 }
 
+const freshDelivery = (entry: ExpandedEntry, { id, webhookId }: OwedDelivery): Delivery => ({
+    id,
+    webhookId,
+    event: entry.event,
+    body: entry.body,
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: entry.createdAt,
+    reason: null,
+    createdAt: entry.createdAt,
+    updatedAt: entry.createdAt,
+});
+
 const payloadOf = (body: string): unknown => (JSON.parse(body) as { data?: unknown }).data;
 
 /**
@@ -48,11 +64,12 @@ export class JournalExpander {
         const { journal, now } = this.dependencies;
         const deadline = now() + sliceMs;
         const webhookIds: string[] = [];
+        const deliveries: Delivery[] = [];
         let committed = 0;
         for (;;) {
             const entries = journal.oldest(BATCH);
             if (entries.length === 0) {
-                return { drained: true, webhookIds, committed };
+                return { drained: true, webhookIds, deliveries, committed };
             }
             const ready: ExpandedEntry[] = [];
             let finished = true;
@@ -63,12 +80,19 @@ export class JournalExpander {
                     break;
                 }
                 ready.push({ ...entry, deliveries: owed });
-                owed.forEach((delivery) => webhookIds.push(delivery.webhookId));
             }
-            journal.commit(ready);
+            const written = new Set(journal.commit(ready));
+            for (const entry of ready) {
+                for (const owed of entry.deliveries) {
+                    if (written.has(owed)) {
+                        webhookIds.push(owed.webhookId);
+                        deliveries.push(freshDelivery(entry, owed));
+                    }
+                }
+            }
             committed += ready.length;
             if (!finished || now() > deadline) {
-                return { drained: false, webhookIds, committed };
+                return { drained: false, webhookIds, deliveries, committed };
             }
         }
     }

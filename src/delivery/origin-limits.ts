@@ -21,9 +21,14 @@ interface Origin {
     baseline: number | null;
     pausedUntil: number;
     lastDecrease: number;
+    /** When an attempt to it last started or ended. */
+    lastUsed: number;
 }
 
 const START = 4;
+// An origin back at its starting limit is forgotten after this long without attempts: until then
+// its figures stay in the API and the metrics, where a scrape every few seconds can see them.
+const FORGET_AFTER_MS = 10 * 60_000;
 // Latency this many times the baseline means the receiver queues: the limit stops growing, and
 // further up it shrinks.
 const HOLD_RATIO = 1.5;
@@ -78,6 +83,7 @@ export class OriginLimits {
     public started(origin: string): void {
         const state = this.stateOf(origin);
         state.inFlight++;
+        state.lastUsed = this.clock();
         if (state.inFlight >= Math.floor(state.limit)) {
             state.saturated = true;
         }
@@ -87,6 +93,7 @@ export class OriginLimits {
     public finished(origin: string, result: AttemptResult | undefined, durationMs: number): void {
         const state = this.stateOf(origin);
         state.inFlight = Math.max(0, state.inFlight - 1);
+        state.lastUsed = this.clock();
         if (result === undefined) {
             return;
         }
@@ -149,6 +156,7 @@ export class OriginLimits {
             if (
                 state.inFlight === 0 &&
                 state.pausedUntil <= this.clock() &&
+                this.clock() - state.lastUsed >= FORGET_AFTER_MS &&
                 Math.floor(state.limit) === this.initial()
             ) {
                 this.origins.delete(origin);
@@ -173,6 +181,7 @@ export class OriginLimits {
                 baseline: null,
                 pausedUntil: 0,
                 lastDecrease: Number.NEGATIVE_INFINITY,
+                lastUsed: this.clock(),
             };
             this.origins.set(origin, state);
         }

@@ -3,7 +3,7 @@ import { performance } from "perf_hooks";
 import { OriginLoad, Webhook } from "../contracts";
 import { PluginOptions } from "../config/options";
 import { announceAttempt } from "../delivery/announcer";
-import { DeliveryDispatcher, DeliveryReport, ExpansionPace } from "../delivery/dispatcher";
+import { DeliveryDispatcher, DeliveryReport } from "../delivery/dispatcher";
 import { JournalExpander } from "../delivery/journal-expander";
 import { Retention } from "../delivery/retention";
 import { DeliverySender, Resolver } from "../delivery/sender";
@@ -38,8 +38,6 @@ export interface EngineSetup {
     userAgent: string;
     /** DNS resolution of delivery targets; a function cannot cross threads, so only an engine in the node's thread takes one. */
     resolve?: Resolver;
-    /** How the journal is turned into deliveries: see ExpansionPace; the node's thread's pace by default. */
-    expansionPace?: ExpansionPace;
 }
 
 /**
@@ -122,7 +120,6 @@ export class DeliveryEngine {
             onReport: (report) => this.reported(report),
             onError: (error) => errors.write("delivery", `delivery error: ${String(error)}`),
             makeRoom: () => this.db.pragma("wal_checkpoint(PASSIVE)"),
-            expansionPace: setup.expansionPace,
         });
         this.retention = new Retention(this.outbox, options.delivery.retentionDays, health);
         this.metrics = new EngineMetrics({

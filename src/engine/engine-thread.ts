@@ -50,11 +50,7 @@ const host: EngineHost = {
     log: (level, message) => say({ kind: "log", level, message }),
 };
 
-// The thread is the engine's own: longer turns at the journal, and no rest between them.
-const engine = new DeliveryEngine(
-    { ...(workerData as EngineWorkerData), expansionPace: { sliceMs: 10, restMs: 0 } },
-    host,
-);
+const engine = new DeliveryEngine(workerData as EngineWorkerData, host);
 
 const stop = async (): Promise<void> => {
     await engine.stop();

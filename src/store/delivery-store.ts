@@ -87,6 +87,10 @@ export class DeliveryStore {
                  WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
                  ORDER BY next_attempt_at, seq LIMIT ?`,
             ),
+            nextDueOfAfter: db.prepare<[string, number], { next: number | null }>(
+                `SELECT MIN(next_attempt_at) AS next FROM deliveries
+                 WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at > ?`,
+            ),
             nextDueAfter: db.prepare<[number], { next: number | null }>(
                 "SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
             ),
@@ -172,6 +176,11 @@ export class DeliveryStore {
     /** One webhook's due deliveries, soonest first. */
     public dueOf(webhookId: string, now: number, limit: number): Delivery[] {
         return this.statements.dueOf.all(webhookId, now, limit).map(rowToDelivery);
+    }
+
+    /** When the webhook's next pending delivery not yet due falls due; null when none waits. */
+    public nextDueOfAfter(webhookId: string, now: number): number | null {
+        return this.statements.nextDueOfAfter.get(webhookId, now)?.next ?? null;
     }
 
     /** When the next pending delivery not yet due falls due; null when none waits. */

@@ -64,7 +64,7 @@ const rowToEntry = (row: JournalRow): JournalEntry => ({
  */
 export class EventJournal {
     private readonly statements;
-    private readonly commitAll: (entries: readonly ExpandedEntry[]) => void;
+    private readonly commitAll: (entries: readonly ExpandedEntry[]) => OwedDelivery[];
 
     public constructor(db: SqliteDatabase) {
         this.statements = {
@@ -83,15 +83,23 @@ export class EventJournal {
             ),
         };
         this.commitAll = db.transaction((entries: readonly ExpandedEntry[]) => {
+            const inserted: OwedDelivery[] = [];
             for (const entry of entries) {
                 const at = entry.createdAt;
-                for (const { id, webhookId } of entry.deliveries) {
-                    this.statements.insert.run(id, webhookId, entry.event, entry.body, at, at, at, webhookId);
+                for (const owed of entry.deliveries) {
+                    const { id, webhookId } = owed;
+                    if (
+                        this.statements.insert.run(id, webhookId, entry.event, entry.body, at, at, at, webhookId)
+                            .changes
+                    ) {
+                        inserted.push(owed);
+                    }
                 }
             }
             if (entries.length > 0) {
                 this.statements.forget.run(entries[entries.length - 1].seq);
             }
+            return inserted;
         });
     }
 
@@ -105,9 +113,12 @@ export class EventJournal {
         return this.statements.batch.all(limit).map(rowToEntry);
     }
 
-    /** Writes the entries' deliveries and forgets the entries, in one transaction; entries are in order. */
-    public commit(entries: readonly ExpandedEntry[]): void {
-        this.commitAll(entries);
+    /**
+     * Writes the entries' deliveries and forgets the entries, in one transaction; entries are in
+     * order. Returns the deliveries written (none for a webhook deleted meanwhile).
+     */
+    public commit(entries: readonly ExpandedEntry[]): OwedDelivery[] {
+        return this.commitAll(entries);
     }
 
     public backlog(): number {

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, unlinkSync } from "fs";
 
 import { SqliteDatabase } from "./database";
-import { EventJournal, ExpandedEntry, JournalEntry } from "./event-journal";
+import { EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "./event-journal";
 import { decodeRecord, listSegments, positionOf, segmentPath } from "./journal-segments";
 import { JournalCursor } from "./journal-writer";
 
@@ -34,7 +34,7 @@ export const journalCursorOf = (db: SqliteDatabase): (() => JournalCursor) => {
  */
 export class JournalReader {
     private readonly statements;
-    private readonly commitAll: (entries: readonly ExpandedEntry[], cursor: JournalCursor | undefined) => void;
+    private readonly commitAll: (entries: readonly ExpandedEntry[], cursor: JournalCursor) => OwedDelivery[];
     private cursor: JournalCursor;
     /** Where reading goes on: records before it and after the cursor are in `ahead`. */
     private reading: JournalCursor;
@@ -56,16 +56,22 @@ export class JournalReader {
             ),
             cursor: db.prepare<[number, number]>("UPDATE journal_cursor SET segment = ?, offset = ? WHERE id = 1"),
         };
-        this.commitAll = db.transaction((entries: readonly ExpandedEntry[], cursor: JournalCursor | undefined) => {
+        this.commitAll = db.transaction((entries: readonly ExpandedEntry[], cursor: JournalCursor) => {
+            const inserted: OwedDelivery[] = [];
             for (const entry of entries) {
                 const at = entry.createdAt;
-                for (const { id, webhookId } of entry.deliveries) {
-                    this.statements.insert.run(id, webhookId, entry.event, entry.body, at, at, at, webhookId);
+                for (const owed of entry.deliveries) {
+                    const { id, webhookId } = owed;
+                    if (
+                        this.statements.insert.run(id, webhookId, entry.event, entry.body, at, at, at, webhookId)
+                            .changes
+                    ) {
+                        inserted.push(owed);
+                    }
                 }
             }
-            if (cursor) {
-                this.statements.cursor.run(cursor.segment, cursor.offset);
-            }
+            this.statements.cursor.run(cursor.segment, cursor.offset);
+            return inserted;
         });
         this.cursor = journalCursorOf(db)();
         this.reading = { ...this.cursor };
@@ -86,26 +92,29 @@ export class JournalReader {
         return this.ahead.slice(0, limit);
     }
 
-    /** Writes the entries' deliveries and moves the cursor past them, in one transaction; entries are the oldest, in order. */
-    public commit(entries: readonly ExpandedEntry[]): void {
+    /**
+     * Writes the entries' deliveries and moves the cursor past them, in one transaction; entries are
+     * the oldest, in order. Returns the deliveries written (none for a webhook deleted meanwhile).
+     */
+    public commit(entries: readonly ExpandedEntry[]): OwedDelivery[] {
         if (entries.length === 0) {
-            return;
+            return [];
         }
         if (entries[0].seq < FIRST_FILE_POSITION) {
-            this.table.commit(entries);
-            return;
+            return this.table.commit(entries);
         }
         const last = this.ahead[entries.length - 1];
         if (!last || last.seq !== entries[entries.length - 1].seq) {
             throw new Error("journal entries committed out of order");
         }
-        this.commitAll(entries, last.end);
+        const inserted = this.commitAll(entries, last.end);
         this.ahead = this.ahead.slice(entries.length);
         const passed = this.cursor.segment;
         this.cursor = last.end;
         if (this.cursor.segment !== passed) {
             this.deletePassedSegments();
         }
+        return inserted;
     }
 
     public close(): void {

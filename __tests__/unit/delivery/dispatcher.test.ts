@@ -1,5 +1,5 @@
 import { Delivery, Webhook } from "../../../src/contracts";
-import { DeliveryDispatcher, DispatcherOutbox } from "../../../src/delivery/dispatcher";
+import { DeliveryDispatcher, DispatcherDependencies, DispatcherOutbox } from "../../../src/delivery/dispatcher";
 import { SendOutcome, SendRequest } from "../../../src/delivery/sender";
 import { AttemptOutcome } from "../../../src/store/delivery-store";
 
@@ -39,6 +39,14 @@ class MemoryOutbox implements DispatcherOutbox {
             .sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0))
             .slice(0, limit)
             .map((delivery) => ({ ...delivery }));
+    }
+
+    public nextDueOfAfter(webhookId: string, now: number): number | null {
+        return this.earliest(
+            this.pending().filter(
+                (delivery) => delivery.webhookId === webhookId && (delivery.nextAttemptAt ?? 0) > now,
+            ),
+        );
     }
 
     public nextDueAfter(now: number): number | null {
@@ -132,6 +140,9 @@ const dispatcherOver = (
     webhooks: Webhook[],
     options: Partial<ConstructorParameters<typeof DeliveryDispatcher>[0]> = {},
     clock: () => number = Date.now,
+    expander: DispatcherDependencies["expander"] = {
+        expand: () => ({ drained: true, webhookIds: [], deliveries: [], committed: 0 }),
+    },
 ) =>
     new DeliveryDispatcher(
         {
@@ -144,7 +155,7 @@ const dispatcherOver = (
         },
         {
             outbox,
-            expander: { expand: () => ({ drained: true, webhookIds: [], committed: 0 }) },
+            expander,
             sender,
             findWebhook: (id) => webhooks.find((candidate) => candidate.id === id),
             disableWebhook: async () => true,
@@ -224,6 +235,59 @@ describe("the dispatcher, on a clock the test turns", () => {
         await jest.advanceTimersByTimeAsync(10);
         expect(sender.sent).toHaveLength(3);
         expect(dispatcher.load.inFlight).toBe(2);
+    });
+
+    it("sends the deliveries the journal gives a webhook from memory while nothing else fell due, and reads the file again when something may have", async () => {
+        const outbox = new MemoryOutbox();
+        const reads = jest.spyOn(outbox, "dueOf");
+        // What the expander does: writes the journal's deliveries to the outbox, and returns them.
+        const journal: Delivery[][] = [];
+        const expander = {
+            expand: () => {
+                const deliveries = journal.shift() ?? [];
+                outbox.deliveries.push(...deliveries);
+                const webhookIds = [...new Set(deliveries.map((delivery) => delivery.webhookId))];
+                return { drained: journal.length === 0, webhookIds, deliveries, committed: deliveries.length };
+            },
+        };
+        const journalEvents = (from: number, count: number): void => {
+            const before = outbox.deliveries.length;
+            outbox.owe("a", count, Date.now());
+            journal.push(
+                outbox.deliveries.splice(before).map((delivery, index) => ({ ...delivery, id: `a-${from + index}` })),
+            );
+        };
+        sender = new ScriptedSender(() => answered(200));
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], {}, Date.now, expander);
+        dispatcher.start();
+        for (let round = 0; round < 10; round++) {
+            journalEvents(round * 10, 10);
+            dispatcher.wake();
+            await jest.advanceTimersByTimeAsync(10);
+        }
+        expect(sender.sent).toHaveLength(100);
+        expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(100);
+        expect(reads.mock.calls.length).toBeLessThanOrEqual(2);
+
+        // A ping (written by the node's thread, which wakes the dispatcher with the webhook's id).
+        outbox.owe("a", 1, Date.now());
+        dispatcher.wake(["a"]);
+        await jest.advanceTimersByTimeAsync(10);
+        expect(sender.sent).toHaveLength(101);
+
+        // An attempt that throws leaves its delivery pending: it is read back from the file.
+        let fail = true;
+        sender = Object.assign(sender, {
+            send: () => {
+                const outcome = fail ? new Error("sender broke") : answered(200);
+                fail = false;
+                return outcome instanceof Error ? Promise.reject(outcome) : Promise.resolve(outcome);
+            },
+        });
+        journalEvents(1000, 1);
+        dispatcher.wake();
+        await jest.advanceTimersByTimeAsync(2_000);
+        expect(outbox.recorded.filter((outcome) => outcome.attempt.deliveryId === "a-1000")).toHaveLength(1);
     });
 
     it("reads a webhook's due deliveries once for many attempts, each sent once", async () => {

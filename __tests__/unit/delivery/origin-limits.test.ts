@@ -84,6 +84,11 @@ describe("OriginLimits", () => {
             limits.finished(ORIGIN, index % 2 ? ok : { kind: "response", statusCode: 404 }, 10);
         }
         expect(limits.free(ORIGIN)).toBe(4);
+        // Shown for a while after its last attempt, for the API and the metrics; then forgotten.
+        clock.now += 60_000;
+        limits.forgetIdle();
+        expect(limits.loads()).toHaveLength(1);
+        clock.now += 10 * 60_000;
         limits.forgetIdle();
         expect(limits.loads()).toEqual([]);
     });
