@@ -68,6 +68,8 @@ const openConnection = (file: string, synchronous: "FULL" | "NORMAL"): SqliteDat
 };
 
 const OWNER_ONLY_FOLDER = 0o700;
+// 256 pages of 4 KiB: 1 MiB of log.
+export const ENGINE_CHECKPOINT_PAGES = 256;
 const OWNER_ONLY_FILE = 0o600;
 
 /**
@@ -130,7 +132,15 @@ export const openStore = (file: string): StoreConnections => {
  * A connection of the delivery engine's own (a thread of its own needs one): the file was opened,
  * checked and migrated by openStore() on the node's thread before the engine starts.
  */
-export const openEngineConnection = (file: string): SqliteDatabase => openConnection(file, "NORMAL");
+export const openEngineConnection = (file: string): SqliteDatabase => {
+    const db = openConnection(file, "NORMAL");
+    // The engine writes most of the log, in bursts: it checkpoints itself past a small log (on its
+    // own thread), so the log never outgrows what a checkpoint can take. Left to the checkpoint
+    // thread's pace alone, a burst after a full disk was freed grew the log into all the space
+    // freed, and then no checkpoint, which needs room to grow the database file, could run again.
+    db.pragma(`wal_autocheckpoint = ${ENGINE_CHECKPOINT_PAGES}`);
+    return db;
+};
 
 const describeOpenError = (error: unknown): string => {
     const message = error instanceof Error ? error.message : String(error);
