@@ -120,7 +120,8 @@ const matchingCap = async (pattern: string) => {
     delay.disable();
     await running.stop();
     return {
-        listenerMaxMs: Math.max(...listenerMs),
+        listenerFirstMs: listenerMs[0],
+        listenerMaxMs: Math.max(...listenerMs.slice(1)),
         listenerMedianMs: [...listenerMs].sort((a, b) => a - b)[Math.floor(listenerMs.length / 2)],
         loopDelayMaxMs: delay.max / 1e6,
         loopDelayP99Ms: delay.percentile(99) / 1e6,
@@ -158,6 +159,6 @@ export const benchRegexp = async (): Promise<string[]> => {
         `Worst accepted pattern, p99 / max of one test: ${SIZES.map((size, index) => `${worst[index].toFixed(3)} / ${worstMax[index].toFixed(3)} ms at ${size.toLocaleString("en")} chars`).join("; ")}.`,
         `ARK core-webhooks, \`(a+)+$\` on 30 characters: ${arkStall.toFixed(0)} ms.`,
         "",
-        `1,000 webhooks × 50 conditions over ${PATTERNS} distinct variants of the hardest accepted pattern (\`${hardest.pattern}\`, the register's cap on distinct patterns), ${EVENTS} events with a 255-character vendorField: listener median ${cap.listenerMedianMs.toFixed(2)} ms, longest ${cap.listenerMaxMs.toFixed(2)} ms per event (regexp conditions are tested in the engine's thread) (budget ${String(defaults.limits.matchingBudgetMs)} ms); event-loop delay p99 ${cap.loopDelayP99Ms.toFixed(1)} ms, max ${cap.loopDelayMaxMs.toFixed(1)} ms while the deferred conditions were tested; all tested after ${(cap.matchedAfterMs / 1000).toFixed(1)} s (${(EVENTS * 50_000).toLocaleString("en")} tests, at most a quarter of the loop); the process grew by ${cap.rssGrowthMb.toFixed(0)} MB.`,
+        `1,000 webhooks × 50 conditions over ${PATTERNS} distinct variants of the hardest accepted pattern (\`${hardest.pattern}\`, the register's cap on distinct patterns), ${EVENTS} events with a 255-character vendorField: listener median ${cap.listenerMedianMs.toFixed(2)} ms, longest after the first ${cap.listenerMaxMs.toFixed(2)} ms per event, the first ${cap.listenerFirstMs.toFixed(2)} ms (the first run of these paths since start) (regexp conditions are tested in the engine's thread) (budget ${String(defaults.limits.matchingBudgetMs)} ms); event-loop delay p99 ${cap.loopDelayP99Ms.toFixed(1)} ms, max ${cap.loopDelayMaxMs.toFixed(1)} ms while the deferred conditions were tested; all tested after ${(cap.matchedAfterMs / 1000).toFixed(1)} s (${(EVENTS * 50_000).toLocaleString("en")} tests, at most a quarter of the loop); the process grew by ${cap.rssGrowthMb.toFixed(0)} MB.`,
     ];
 };

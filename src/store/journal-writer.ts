@@ -52,6 +52,12 @@ export class JournalWriter {
         segments.filter((segment) => segment >= cursor.segment).forEach((segment) => this.count(segment, cursor));
         // Every start writes a segment of its own: a record torn by a crash stays at the end of the last one.
         this.segment = Math.max(cursor.segment, ...segments) + 1;
+        try {
+            // Created now, not at the first event: the listener's first append is as quick as the rest.
+            this.fdFor(0);
+        } catch {
+            // The first append tries again, and its events wait in the spool while it cannot.
+        }
     }
 
     /** Appends the event; throws (nothing written) when the file refuses it. */
