@@ -10,16 +10,7 @@ import { EventJournal, JournaledEvent } from "../../src/store/event-journal";
 import { journalCursorOf, JournalReader } from "../../src/store/journal-reader";
 import { encodeRecord, journalFolderOf, segmentPath } from "../../src/store/journal-segments";
 import { JournalWriter } from "../../src/store/journal-writer";
-
-const addWebhook = (store: StoreConnections, id = randomUUID()): string => {
-    store.register
-        .prepare(
-            `INSERT INTO webhooks (id, event, target, enabled, conditions, match, token, created_at, updated_at)
-             VALUES (?, 'block.applied', 'http://127.0.0.1:9/hook', 1, '[]', 'any', 'token', 0, 0)`,
-        )
-        .run(id);
-    return id;
-};
+import { addWebhookRow } from "../support/webhook-rows";
 
 const eventFor = (webhookIds: string[], height: number, body?: string): JournaledEvent => ({
     event: "block.applied",
@@ -77,7 +68,7 @@ describe("the journal's files", () => {
     });
 
     it("turns every appended event into its deliveries once, in order, and deletes the segments it passed", () => {
-        const hook = addWebhook(store);
+        const hook = addWebhookRow(store);
         const small = writer(600);
         const appended = Array.from({ length: 12 }, (_, index) => eventFor([hook], index + 1));
         appended.forEach((event) => small.append(event));
@@ -96,7 +87,7 @@ describe("the journal's files", () => {
     });
 
     it("reads on across restarts from the cursor committed with the deliveries, counting the backlog left", () => {
-        const hook = addWebhook(store);
+        const hook = addWebhookRow(store);
         const first = writer();
         [1, 2, 3].forEach((height) => first.append(eventFor([hook], height)));
         const journal = reader();
@@ -118,7 +109,7 @@ describe("the journal's files", () => {
     });
 
     it("skips a record torn by a crash at the end of a segment, and says so", () => {
-        const hook = addWebhook(store);
+        const hook = addWebhookRow(store);
         const first = writer();
         first.append(eventFor([hook], 1));
         const torn = encodeRecord(eventFor([hook], 2));
@@ -139,7 +130,7 @@ describe("the journal's files", () => {
     });
 
     it("reads a record that arrives in parts, and one larger than its read buffer", () => {
-        const hook = addWebhook(store);
+        const hook = addWebhookRow(store);
         const journal = reader();
         const first = writer();
         first.close();
@@ -158,7 +149,7 @@ describe("the journal's files", () => {
     });
 
     it("reads the rows of the table journal an earlier version wrote before the files", () => {
-        const hook = addWebhook(store);
+        const hook = addWebhookRow(store);
         new EventJournal(store.outbox).append(eventFor([hook], 1));
         const files = writer();
         files.append(eventFor([hook], 2));
@@ -171,8 +162,8 @@ describe("the journal's files", () => {
     });
 
     it("owes nothing to a webhook deleted since its event was journaled", () => {
-        const kept = addWebhook(store);
-        const deleted = addWebhook(store);
+        const kept = addWebhookRow(store);
+        const deleted = addWebhookRow(store);
         const files = writer();
         files.append(eventFor([kept, deleted], 1));
         store.register.prepare("DELETE FROM webhooks WHERE id = ?").run(deleted);

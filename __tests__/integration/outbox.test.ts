@@ -10,16 +10,7 @@ import { JournalExpander } from "../../src/delivery/journal-expander";
 import { DeliveryStore } from "../../src/store/delivery-store";
 import { EventJournal } from "../../src/store/event-journal";
 import { eventually } from "../support/http";
-
-const addWebhook = (store: StoreConnections, id = randomUUID()): string => {
-    store.register
-        .prepare(
-            `INSERT INTO webhooks (id, event, target, enabled, conditions, match, token, created_at, updated_at)
-             VALUES (?, 'block.applied', 'http://127.0.0.1:9/hook', 1, '[]', 'any', 'token', 0, 0)`,
-        )
-        .run(id);
-    return id;
-};
+import { addWebhookRow } from "../support/webhook-rows";
 
 const journalEvent = (store: StoreConnections, webhookIds: string[], height: number): string[] => {
     const deliveries = webhookIds.map((webhookId) => ({ id: randomUUID(), webhookId }));
@@ -58,7 +49,7 @@ describe("the listener's journal", () => {
 
     it("keeps journaled events across a close that never expanded them, and expands them into due deliveries", () => {
         const first = openStore(file);
-        const hooks = [addWebhook(first), addWebhook(first)];
+        const hooks = [addWebhookRow(first), addWebhookRow(first)];
         const ids = [...journalEvent(first, hooks, 1), ...journalEvent(first, hooks, 2)];
         first.close();
 
@@ -91,7 +82,7 @@ describe("the listener's journal", () => {
         const store = openStore(file);
         try {
             const outbox = new DeliveryStore(store.outbox);
-            const [kept, deleted] = [addWebhook(store), addWebhook(store)];
+            const [kept, deleted] = [addWebhookRow(store), addWebhookRow(store)];
             const [keptDelivery] = journalEvent(store, [kept, deleted], 1);
             store.register.prepare("DELETE FROM webhooks WHERE id = ?").run(deleted);
             expand(store);
@@ -110,7 +101,7 @@ describe("retention", () => {
         const store = openStore(join(dir, "webhooks.sqlite"));
         try {
             const outbox = new DeliveryStore(store.outbox);
-            const hook = addWebhook(store);
+            const hook = addWebhookRow(store);
             const [delivered, dead, pending, recent] = [1, 2, 3, 4].map(
                 (height) => journalEvent(store, [hook], height)[0],
             );
@@ -160,7 +151,7 @@ describe("the checkpointer", () => {
         try {
             expect(store.outbox.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
             const sizeBefore = statSync(file).size;
-            const hook = addWebhook(store);
+            const hook = addWebhookRow(store);
             for (let height = 1; height <= 2_000; height++) {
                 journalEvent(store, [hook], height);
             }

@@ -57,6 +57,29 @@ const rowToEntry = (row: JournalRow): JournalEntry => ({
 });
 
 /**
+ * Writes journal entries' delivery rows, pending and due at their event's time, within the caller's
+ * transaction; returns the deliveries written. A webhook deleted since its event was journaled owes
+ * nothing.
+ */
+export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly ExpandedEntry[]) => OwedDelivery[]) => {
+    const insert = db.prepare<[string, string, string, string, number, number, number, string]>(
+        `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+         SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
+    );
+    return (entries) => {
+        const written: OwedDelivery[] = [];
+        for (const { event, body, createdAt: at, deliveries } of entries) {
+            for (const owed of deliveries) {
+                if (insert.run(owed.id, owed.webhookId, event, body, at, at, at, owed.webhookId).changes > 0) {
+                    written.push(owed);
+                }
+            }
+        }
+        return written;
+    };
+};
+
+/**
  * The journal table of earlier versions: one row per event, in the SQLite file. The listener now
  * appends to the journal's files (journal-writer.ts); rows an earlier version left are read first,
  * by the engine's JournalReader, and this table stays empty. `append` remains for the tests that
@@ -67,6 +90,7 @@ export class EventJournal {
     private readonly commitAll: (entries: readonly ExpandedEntry[]) => OwedDelivery[];
 
     public constructor(db: SqliteDatabase) {
+        const writeDeliveries = deliveryWriter(db);
         this.statements = {
             append: db.prepare<[string, string, number, string, string]>(
                 "INSERT INTO event_journal (event, body, created_at, deliveries, deferred) VALUES (?, ?, ?, ?, ?)",
@@ -76,26 +100,9 @@ export class EventJournal {
             ),
             backlog: db.prepare<[], { total: number }>("SELECT COUNT(*) AS total FROM event_journal"),
             forget: db.prepare<[number]>("DELETE FROM event_journal WHERE seq <= ?"),
-            // A webhook deleted since its event was journaled owes nothing.
-            insert: db.prepare<[string, string, string, string, number, number, number, string]>(
-                `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
-                 SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
-            ),
         };
         this.commitAll = db.transaction((entries: readonly ExpandedEntry[]) => {
-            const inserted: OwedDelivery[] = [];
-            for (const entry of entries) {
-                const at = entry.createdAt;
-                for (const owed of entry.deliveries) {
-                    const { id, webhookId } = owed;
-                    if (
-                        this.statements.insert.run(id, webhookId, entry.event, entry.body, at, at, at, webhookId)
-                            .changes
-                    ) {
-                        inserted.push(owed);
-                    }
-                }
-            }
+            const inserted = writeDeliveries(entries);
             if (entries.length > 0) {
                 this.statements.forget.run(entries[entries.length - 1].seq);
             }

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, unlinkSync } from "fs";
 
 import { SqliteDatabase } from "./database";
-import { EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "./event-journal";
+import { deliveryWriter, EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "./event-journal";
 import { decodeRecord, listSegments, positionOf, segmentPath } from "./journal-segments";
 import { JournalCursor } from "./journal-writer";
 
@@ -48,28 +48,12 @@ export class JournalReader {
         private readonly table: EventJournal,
         private readonly options: JournalReaderOptions,
     ) {
+        const writeDeliveries = deliveryWriter(db);
         this.statements = {
-            // A webhook deleted since its event was journaled owes nothing.
-            insert: db.prepare<[string, string, string, string, number, number, number, string]>(
-                `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
-                 SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
-            ),
             cursor: db.prepare<[number, number]>("UPDATE journal_cursor SET segment = ?, offset = ? WHERE id = 1"),
         };
         this.commitAll = db.transaction((entries: readonly ExpandedEntry[], cursor: JournalCursor) => {
-            const inserted: OwedDelivery[] = [];
-            for (const entry of entries) {
-                const at = entry.createdAt;
-                for (const owed of entry.deliveries) {
-                    const { id, webhookId } = owed;
-                    if (
-                        this.statements.insert.run(id, webhookId, entry.event, entry.body, at, at, at, webhookId)
-                            .changes
-                    ) {
-                        inserted.push(owed);
-                    }
-                }
-            }
+            const inserted = writeDeliveries(entries);
             this.statements.cursor.run(cursor.segment, cursor.offset);
             return inserted;
         });
