@@ -14,8 +14,8 @@ export interface SpoolOptions {
 export interface SpoolDependencies {
     journal: Pick<JournalWriter, "append">;
     health: StorageHealth;
-    /** Called with the webhooks owed deliveries by events that reached the file. */
-    onWritten: (webhookIds: string[]) => void;
+    /** Called when events reached the journal: the engine finds there what they owe. */
+    onWritten: () => void;
     logError: (message: string) => void;
 }
 
@@ -25,14 +25,10 @@ const BYTES_PER_DELIVERY = 80;
 const sizeOf = (event: JournaledEvent): number =>
     event.body.length * 2 + (event.deliveries.length + event.deferred.length) * BYTES_PER_DELIVERY;
 
-// Deferred webhooks are not owed anything yet: the expander announces them once their conditions hold.
-const webhookIdsOf = (events: readonly JournaledEvent[]): string[] =>
-    events.flatMap((event) => event.deliveries.map((delivery) => delivery.webhookId));
-
 /**
- * The listener's way into the journal. While the file accepts writes it writes straight through;
- * when it does not (disk full, I/O error, read-only), events wait here, in order and within a
- * bound, and are written as soon as the file accepts writes again. Nothing is dropped silently:
+ * The listener's way into the journal. While its files accept writes it writes straight through;
+ * when they do not (disk full, I/O error, read-only), events wait here, in order and within a
+ * bound, and are written as soon as the files accept writes again. Nothing is dropped silently:
  * past the bound each dropped event is counted, logged (throttled) and shown by `GET /api`.
  */
 export class JournalSpool {
@@ -55,7 +51,7 @@ export class JournalSpool {
             try {
                 this.dependencies.journal.append(event);
                 this.dependencies.health.succeeded("journal");
-                this.dependencies.onWritten(webhookIdsOf([event]));
+                this.dependencies.onWritten();
                 return;
             } catch (error) {
                 if (!isStorageError(error)) {
@@ -90,10 +86,9 @@ export class JournalSpool {
             this.schedule();
             return false;
         } finally {
-            const done = this.queue.slice(0, written);
             this.queue = this.queue.slice(written);
-            if (done.length > 0) {
-                this.dependencies.onWritten(webhookIdsOf(done));
+            if (written > 0) {
+                this.dependencies.onWritten();
             }
         }
         this.bytes = 0;
