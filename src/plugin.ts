@@ -100,9 +100,9 @@ export class WebhookPlugin {
             onFailure: (reason) => {
                 // A full disk fails every checkpoint: said once a minute, not once a second.
                 warnings.write("checkpoint", `checkpoints in the event loop again: ${reason}`);
+                // The engine's own connection checkpoints itself always (see openEngineConnection).
                 if (this.store.register.open) {
                     resumeAutoCheckpoints(this.store);
-                    this.engine.resumeAutoCheckpoints();
                 }
             },
         });

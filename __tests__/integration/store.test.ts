@@ -4,7 +4,7 @@ import { tmpdir } from "os";
 import { join } from "path";
 
 import { MIGRATIONS } from "../../src/store/migrations";
-import { openStore, StoreOpenError } from "../../src/store/database";
+import { openEngineConnection, openStore, StoreOpenError } from "../../src/store/database";
 import { requestJson } from "../support/http";
 import { startPlugin } from "../support/plugin-harness";
 
@@ -27,6 +27,20 @@ describe("the SQLite register", () => {
             expect(store.register.pragma("synchronous", { simple: true })).toBe(2); // FULL
             expect(store.outbox.pragma("synchronous", { simple: true })).toBe(1); // NORMAL
         } finally {
+            store.close();
+        }
+    });
+
+    it("leaves checkpoints to the checkpoint thread on the node's connections, and lets the engine's checkpoint itself past 1 MiB of log", () => {
+        const store = openStore(file);
+        const engine = openEngineConnection(file);
+        try {
+            expect(store.register.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+            expect(store.outbox.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+            expect(engine.pragma("wal_autocheckpoint", { simple: true })).toBe(256);
+            expect(engine.pragma("synchronous", { simple: true })).toBe(1); // NORMAL
+        } finally {
+            engine.close();
             store.close();
         }
     });

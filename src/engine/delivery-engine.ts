@@ -10,7 +10,7 @@ import { DeliverySender, Resolver } from "../delivery/sender";
 import { compileTargetPolicy } from "../delivery/target-policy";
 import { RegexpPool } from "../events/regexp-pool";
 import { WebhookIndex } from "../events/webhook-index";
-import { ENGINE_CHECKPOINT_PAGES, openEngineConnection, SqliteDatabase } from "../store/database";
+import { openEngineConnection, SqliteDatabase } from "../store/database";
 import { DeliveryStore } from "../store/delivery-store";
 import { EventJournal } from "../store/event-journal";
 import { JournalReader } from "../store/journal-reader";
@@ -158,14 +158,6 @@ export class DeliveryEngine {
 
     public origins(): OriginLoad[] {
         return this.dispatcher.origins.loads();
-    }
-
-    /**
-     * SQLite's own checkpointing again, when the checkpoint thread cannot: the engine's connection
-     * does it already, past a smaller log (see openEngineConnection).
-     */
-    public resumeAutoCheckpoints(): void {
-        this.db.pragma(`wal_autocheckpoint = ${ENGINE_CHECKPOINT_PAGES}`);
     }
 
     /** Stops taking work, waits for the attempts under way and records them, then closes. */

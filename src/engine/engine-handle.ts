@@ -9,7 +9,6 @@ export interface EngineHandle {
     wake(webhookIds?: readonly string[]): void;
     webhookChanged(webhook: Webhook): void;
     webhookRemoved(id: string): void;
-    resumeAutoCheckpoints(): void;
     origins(): Promise<OriginLoad[]>;
     /** The engine's metrics in Prometheus text; empty while it is not running. */
     metrics(): Promise<string>;

@@ -83,8 +83,6 @@ port.on("message", (message: ToEngine) => {
         case "query":
             void answer(message.requestId, message.query);
             return;
-        case "auto-checkpoints":
-            return engine.resumeAutoCheckpoints();
         case "stop":
             void stop();
             return;

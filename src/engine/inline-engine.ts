@@ -44,10 +44,6 @@ export class InlineEngine implements EngineHandle {
         this.engine?.removeWebhook(id);
     }
 
-    public resumeAutoCheckpoints(): void {
-        this.engine?.resumeAutoCheckpoints();
-    }
-
     public async origins(): Promise<OriginLoad[]> {
         return this.engine?.origins() ?? [];
     }

@@ -27,7 +27,6 @@ export type ToEngine =
     | { kind: "disabled"; requestId: number; changed: boolean }
     | { kind: "query"; requestId: number; query: EngineQuery }
     /** The checkpoint thread failed: connections checkpoint themselves again. */
-    | { kind: "auto-checkpoints" }
     | { kind: "stop" };
 
 export interface KernelAnnouncement {

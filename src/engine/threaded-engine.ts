@@ -84,10 +84,6 @@ export class ThreadedEngine implements EngineHandle {
         this.post({ kind: "webhook-removed", id });
     }
 
-    public resumeAutoCheckpoints(): void {
-        this.post({ kind: "auto-checkpoints" });
-    }
-
     public async origins(): Promise<OriginLoad[]> {
         return (await this.ask("origins"))?.origins ?? [];
     }

@@ -69,7 +69,7 @@ const openConnection = (file: string, synchronous: "FULL" | "NORMAL"): SqliteDat
 
 const OWNER_ONLY_FOLDER = 0o700;
 // 256 pages of 4 KiB: 1 MiB of log.
-export const ENGINE_CHECKPOINT_PAGES = 256;
+const ENGINE_CHECKPOINT_PAGES = 256;
 const OWNER_ONLY_FILE = 0o600;
 
 /**
