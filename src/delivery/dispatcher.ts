@@ -247,17 +247,17 @@ export class DeliveryDispatcher {
             if (until === undefined || this.gone.has(delivery.webhookId)) {
                 continue;
             }
-            let batch = this.readAhead.get(delivery.webhookId);
-            if (!batch) {
-                batch = { deliveries: [], next: 0 };
-                this.readAhead.set(delivery.webhookId, batch);
-            }
-            if (now >= until || batch.deliveries.length - batch.next >= READ_AHEAD) {
+            const batch = this.readAhead.get(delivery.webhookId);
+            if (now >= until || (batch && batch.deliveries.length - batch.next >= READ_AHEAD)) {
                 // A retry fell due, or the receiver lags: the file has the rest, in due order.
                 this.complete.delete(delivery.webhookId);
                 continue;
             }
-            batch.deliveries.push(delivery);
+            if (batch) {
+                batch.deliveries.push(delivery);
+            } else {
+                this.readAhead.set(delivery.webhookId, { deliveries: [delivery], next: 0 });
+            }
         }
     }
 
