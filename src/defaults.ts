@@ -1,5 +1,5 @@
 import { readBoolean, readList, readNumber, readString } from "./config/environment";
-import { RawOptions } from "./config/options";
+import { PluginOptions, RawOptions } from "./config/options";
 
 /**
  * Every option of the plugin with its default. Each one can be set in the node's app.json or by
@@ -21,6 +21,14 @@ export const defaults: RawOptions = {
         path: readString("DATABASE_PATH", ""),
         // Journaled events held in memory while the file refuses writes (disk full, I/O error).
         spoolMaxBytes: readNumber("SPOOL_MAX_BYTES", 32 * 1024 * 1024),
+        // "postgres": the register lives in a PostgreSQL every relay shares (README, "Several relays").
+        driver: readString("STORAGE_DRIVER", "sqlite") as PluginOptions["storage"]["driver"],
+        postgres: {
+            // postgres://user:password@host:5432/database
+            url: readString("DATABASE_URL", ""),
+            poolSize: readNumber("POSTGRES_POOL_SIZE", 4),
+            connectionTimeoutMs: readNumber("POSTGRES_CONNECTION_TIMEOUT", 5_000),
+        },
     },
     delivery: {
         timeoutMs: readNumber("TIMEOUT", 10_000),

@@ -1,5 +1,7 @@
 import Hapi from "@hapi/hapi";
 
+import { connectionConfig, PostgresRegister } from "./cluster/postgres-register";
+import { RegisterFollower } from "./cluster/register-follower";
 import { PluginOptions } from "./config/options";
 import { Resolver } from "./delivery/sender";
 import { EngineCallbacks, EngineHandle } from "./engine/engine-handle";
@@ -22,6 +24,7 @@ import { ThrottledLog } from "./logging/throttled-log";
 import { Checkpointer } from "./store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections } from "./store/database";
 import { DeliveryStore } from "./store/delivery-store";
+import { importDone, markImportDone } from "./store/imports";
 import { journalCursorOf } from "./store/journal-reader";
 import { journalFolderOf } from "./store/journal-segments";
 import { JournalSpool } from "./store/journal-spool";
@@ -37,6 +40,8 @@ import { WebhookRegister } from "./webhooks/webhook-register";
 const CHECKPOINT_INTERVAL_MS = 1000;
 const SPOOL_RETRY_MS = 1000;
 const JOURNAL_SEGMENT_BYTES = 64 * 1024 * 1024;
+// The first start with a shared register moves this relay's own webhooks into it, once.
+const MOVED_INTO_SHARED = "sqlite-register-into-postgres";
 
 export interface PluginLogger {
     info(message: string): void;
@@ -82,6 +87,9 @@ export class WebhookPlugin {
     private readonly writes: WriteBatcher;
     private server: Hapi.Server | undefined;
     private readonly checkpointer: Checkpointer;
+    /** The register every relay shares, with storage.driver "postgres". */
+    private readonly shared: PostgresRegister | undefined;
+    private follower: RegisterFollower | undefined;
 
     public constructor(
         public readonly options: PluginOptions,
@@ -111,15 +119,25 @@ export class WebhookPlugin {
             regexps: new RegexpPool(options.limits.regexpPatterns),
         });
         this.writes = new WriteBatcher(this.store.register);
-        this.register = new WebhookRegister(new WebhookStore(this.store.register), this.writes, this.index, {
-            changed: (webhook, enabledAgain) => {
-                this.engine.webhookChanged(webhook);
-                if (enabledAgain) {
-                    this.engine.wake([webhook.id]);
-                }
+        this.shared =
+            options.storage.driver === "postgres" ? new PostgresRegister(options.storage.postgres) : undefined;
+        this.register = new WebhookRegister(
+            new WebhookStore(this.store.register),
+            this.writes,
+            this.index,
+            {
+                changed: (webhook, enabledAgain) => {
+                    this.engine.webhookChanged(webhook);
+                    if (enabledAgain) {
+                        this.engine.wake([webhook.id]);
+                    }
+                },
+                removed: (id) => this.engine.webhookRemoved(id),
             },
-            removed: (id) => this.engine.webhookRemoved(id),
-        });
+            this.shared,
+            (webhook, reason) =>
+                logger.warning(`${name} leaves webhook ${webhook.id} out: its conditions do not compile (${reason})`),
+        );
         this.journal = new JournalWriter({
             folder: journalFolderOf(environment.file),
             segmentBytes: JOURNAL_SEGMENT_BYTES,
@@ -169,8 +187,53 @@ export class WebhookPlugin {
             logger.warning(`${name} leaves webhook ${webhook.id} out: its conditions do not compile (${reason})`),
         );
         await this.engine.start();
+        await this.followSharedRegister();
         this.server = await this.createServer(wallets);
         await this.server.start();
+    }
+
+    /**
+     * With a shared register: follows it from now on, and waits (at most the connection timeout)
+     * for the first full read, so that the first requests already see every relay's webhooks. A
+     * database out of reach does not stop the relay: it serves its own copy meanwhile.
+     */
+    private async followSharedRegister(): Promise<void> {
+        const { shared, register, options } = this;
+        if (!shared) {
+            return;
+        }
+        const { logger, name } = this.environment;
+        this.follower = new RegisterFollower(connectionConfig(options.storage.postgres), shared.database, {
+            synchronise: async () => {
+                await shared.migrate();
+                await this.moveOwnRegisterOnce(shared);
+                await register.followAll(await shared.all());
+            },
+            changed: async (id) => register.follow(id, await shared.find(id)),
+            log: (level, message) => logger[level](`${name} ${message}`),
+        });
+        this.follower.start();
+        if (await this.follower.synchronised(options.storage.postgres.connectionTimeoutMs)) {
+            logger.info(
+                `${name} follows the shared register (${shared.database}): ${register.local().length} webhooks`,
+            );
+        }
+    }
+
+    /** The first start with a shared register adds this relay's own webhooks to it (ids kept). */
+    private async moveOwnRegisterOnce(shared: PostgresRegister): Promise<void> {
+        if (importDone(this.store.register, MOVED_INTO_SHARED)) {
+            return;
+        }
+        const own = this.register.local();
+        const added = await shared.insertMissing(own);
+        markImportDone(this.store.register, MOVED_INTO_SHARED, added.length, Date.now());
+        if (own.length > 0) {
+            const { logger, name } = this.environment;
+            logger.info(
+                `${name} moved this relay's register into the shared register (${shared.database}): ${added.length} of ${own.length} webhooks added, the rest were there already`,
+            );
+        }
     }
 
     public get file(): string {
@@ -186,6 +249,8 @@ export class WebhookPlugin {
         await this.engine.stop();
         await this.server?.stop({ timeout: 5000 });
         this.server = undefined;
+        await this.follower?.stop();
+        await this.shared?.close();
         this.spool.stop();
         this.journal.close();
         this.writes.flush();

@@ -7,7 +7,13 @@ export interface PluginOptions {
         whitelist: string[];
         apiKey: string;
     };
-    storage: { path: string; spoolMaxBytes: number };
+    storage: {
+        path: string;
+        spoolMaxBytes: number;
+        /** Where the register of webhooks lives: this relay's SQLite file, or a PostgreSQL every relay shares. */
+        driver: "sqlite" | "postgres";
+        postgres: { url: string; poolSize: number; connectionTimeoutMs: number };
+    };
     delivery: {
         timeoutMs: number;
         concurrency: number;

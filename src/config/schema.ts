@@ -28,6 +28,22 @@ export const configSchema = Joi.object({
     storage: Joi.object({
         path: Joi.string().allow("").required(),
         spoolMaxBytes: Joi.number().integer().min(0).required(),
+        driver: Joi.string().valid("sqlite", "postgres").required(),
+        postgres: Joi.object({
+            url: Joi.when("...driver", {
+                is: "postgres",
+                then: Joi.string()
+                    .uri({ scheme: ["postgres", "postgresql"] })
+                    .required()
+                    .messages({
+                        "string.empty":
+                            '{{#label}} is needed with storage.driver "postgres" (or CORE_WALLET_WEBHOOKS_DATABASE_URL)',
+                    }),
+                otherwise: Joi.string().allow(""),
+            }),
+            poolSize: positiveInteger.required(),
+            connectionTimeoutMs: positiveInteger.required(),
+        }).required(),
     }).required(),
     delivery: Joi.object({
         timeoutMs: positiveInteger.required(),

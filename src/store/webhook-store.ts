@@ -52,6 +52,11 @@ export class WebhookStore {
                 `UPDATE webhooks SET event = @event, target = @target, enabled = @enabled, conditions = @conditions,
                  match = @match, updated_at = @updated_at WHERE id = @id`,
             ),
+            upsert: db.prepare<WebhookRow>(
+                `INSERT INTO webhooks (${COLUMNS}) VALUES (@id, @event, @target, @enabled, @conditions, @match, @token, @created_at, @updated_at)
+                 ON CONFLICT (id) DO UPDATE SET event = @event, target = @target, enabled = @enabled,
+                 conditions = @conditions, match = @match, token = @token, updated_at = @updated_at`,
+            ),
             delete: db.prepare<[string]>("DELETE FROM webhooks WHERE id = ?"),
             findById: db.prepare<[string], WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE id = ?`),
             page: db.prepare<[number, number], WebhookRow>(
@@ -69,6 +74,11 @@ export class WebhookStore {
     /** Writes every field but the token, which an update never changes. */
     public update(webhook: Webhook): boolean {
         return this.statements.update.run(webhookToRow(webhook)).changes === 1;
+    }
+
+    /** Writes the webhook as it is elsewhere (the shared register), token included. */
+    public upsert(webhook: Webhook): void {
+        this.statements.upsert.run(webhookToRow(webhook));
     }
 
     public delete(id: string): boolean {

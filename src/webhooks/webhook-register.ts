@@ -4,6 +4,7 @@ import { Webhook, WebhookInput } from "../contracts";
 import { WebhookIndex } from "../events/webhook-index";
 import { WebhookStore } from "../store/webhook-store";
 import { WriteBatcher } from "../store/write-batcher";
+import { SharedRegisterStore } from "./shared-register";
 
 /** A change the register refuses because of a register-wide limit; the message names the limit. */
 export class RegisterLimitError extends Error {}
@@ -22,16 +23,33 @@ export interface WebhookPage {
     totalCount: number;
 }
 
+const sameWebhook = (left: Webhook, right: Webhook): boolean =>
+    left.event === right.event &&
+    left.target === right.target &&
+    left.enabled === right.enabled &&
+    left.match === right.match &&
+    left.token === right.token &&
+    left.updatedAt === right.updatedAt &&
+    JSON.stringify(left.conditions) === JSON.stringify(right.conditions);
+
 /**
  * The register's operations. Every write is committed (group commit) before it is answered, and
- * the listener's in-memory index follows each committed change.
+ * the listener's in-memory index follows each committed change. With a shared register (several
+ * relays on one PostgreSQL), a write goes there first and is answered once committed there; this
+ * relay's SQLite copy follows at once, and the other relays' copies when they are told
+ * (`follow`). Reads are answered from this relay's copy.
  */
 export class WebhookRegister {
+    /** Copies of the shared register's state are applied one at a time, in the order they came. */
+    private following: Promise<void> = Promise.resolve();
+
     public constructor(
         private readonly store: WebhookStore,
         private readonly writes: WriteBatcher,
         private readonly index: WebhookIndex,
         private readonly observer: RegisterObserver = NO_OBSERVER,
+        private readonly shared?: SharedRegisterStore,
+        private readonly onRefused: (webhook: Webhook, reason: string) => void = () => undefined,
     ) {}
 
     /**
@@ -67,6 +85,11 @@ export class WebhookRegister {
             updatedAt: now,
         };
         this.assertFits(webhook);
+        if (this.shared) {
+            await this.shared.insert(webhook);
+            await this.follow(webhook.id, webhook);
+            return webhook;
+        }
         await this.writes.run(() => this.store.insert(webhook));
         this.index.put(webhook);
         this.observer.changed(webhook, false);
@@ -82,6 +105,9 @@ export class WebhookRegister {
         webhooks: readonly Webhook[],
         alsoInTransaction: () => void,
     ): Promise<{ added: Webhook[]; refused: Array<{ id: string; reason: string }> }> {
+        if (this.shared) {
+            return this.restoreShared(webhooks, alsoInTransaction);
+        }
         const added: Webhook[] = [];
         const refused: Array<{ id: string; reason: string }> = [];
         try {
@@ -110,8 +136,43 @@ export class WebhookRegister {
         return { added, refused };
     }
 
+    private async restoreShared(
+        webhooks: readonly Webhook[],
+        alsoInTransaction: () => void,
+    ): Promise<{ added: Webhook[]; refused: Array<{ id: string; reason: string }> }> {
+        const refused: Array<{ id: string; reason: string }> = [];
+        const fitting = webhooks.filter((webhook) => {
+            const overflow = this.index.regexpOverflow(webhook);
+            if (overflow) {
+                refused.push({ id: webhook.id, reason: overflow });
+            }
+            return overflow === undefined;
+        });
+        const added = await (this.shared as SharedRegisterStore).insertMissing(fitting);
+        for (const webhook of added) {
+            await this.follow(webhook.id, webhook);
+        }
+        await this.writes.run(alsoInTransaction);
+        return { added, refused };
+    }
+
     /** Returns undefined when no webhook has that id. */
     public async update(id: string, changes: Partial<WebhookInput>): Promise<Webhook | undefined> {
+        if (this.shared) {
+            const change = await this.shared.update(id, (current) => {
+                const next: Webhook = {
+                    ...current,
+                    ...changes,
+                    updatedAt: Math.max(Date.now(), current.updatedAt + 1),
+                };
+                this.assertFits(next);
+                return next;
+            });
+            if (change) {
+                await this.follow(id, change.next);
+            }
+            return change?.next;
+        }
         const change = await this.writes.run(() => {
             const current = this.store.findById(id);
             if (!current) {
@@ -145,7 +206,65 @@ export class WebhookRegister {
         }
     }
 
+    /**
+     * Makes this relay's copy of one webhook what the shared register holds (undefined: it is gone
+     * there), and tells the index and the engine. A state older than the copy's (read before a
+     * change this relay already applied) is passed over: the change's own notice follows it.
+     */
+    public follow(id: string, webhook: Webhook | undefined): Promise<void> {
+        const next = this.following.then(() => this.followNow(id, webhook));
+        this.following = next.catch(() => undefined);
+        return next;
+    }
+
+    /** Makes this relay's copy the shared register's whole state: every webhook there, none other. */
+    public async followAll(webhooks: readonly Webhook[]): Promise<void> {
+        const kept = new Set(webhooks.map((webhook) => webhook.id));
+        for (const local of [...this.store.all()]) {
+            if (!kept.has(local.id)) {
+                await this.follow(local.id, undefined);
+            }
+        }
+        for (const webhook of webhooks) {
+            await this.follow(webhook.id, webhook);
+        }
+    }
+
+    /** Every webhook of this relay's copy (the first move of a register into a shared one). */
+    public local(): Webhook[] {
+        return [...this.store.all()];
+    }
+
+    private async followNow(id: string, webhook: Webhook | undefined): Promise<void> {
+        const current = this.store.findById(id);
+        if (!webhook) {
+            if (current && (await this.writes.run(() => this.store.delete(id)))) {
+                this.index.remove(id);
+                this.observer.removed(id);
+            }
+            return;
+        }
+        if (current && (current.updatedAt > webhook.updatedAt || sameWebhook(current, webhook))) {
+            return;
+        }
+        await this.writes.run(() => this.store.upsert(webhook));
+        try {
+            this.index.put(webhook);
+        } catch (error) {
+            this.index.remove(id);
+            this.onRefused(webhook, error instanceof Error ? error.message : String(error));
+        }
+        this.observer.changed(webhook, webhook.enabled && current !== undefined && !current.enabled);
+    }
+
     public async delete(id: string): Promise<boolean> {
+        if (this.shared) {
+            const deleted = await this.shared.delete(id);
+            if (deleted) {
+                await this.follow(id, undefined);
+            }
+            return deleted;
+        }
         const deleted = await this.writes.run(() => this.store.delete(id));
         if (deleted) {
             this.index.remove(id);

@@ -44,13 +44,25 @@ describe("plugin options", () => {
                 CORE_WALLET_WEBHOOKS_TIMEOUT: "2500",
                 CORE_WALLET_WEBHOOKS_RETRY_SCHEDULE: "1,2,3",
                 CORE_WALLET_WEBHOOKS_MAX_PAGE_SIZE: "50",
+                CORE_WALLET_WEBHOOKS_STORAGE_DRIVER: "postgres",
+                CORE_WALLET_WEBHOOKS_DATABASE_URL: "postgres://relay:secret@db.internal:5432/relays",
+                CORE_WALLET_WEBHOOKS_POSTGRES_POOL_SIZE: "8",
+                CORE_WALLET_WEBHOOKS_POSTGRES_CONNECTION_TIMEOUT: "2000",
             }),
         );
 
         expect(value).toMatchObject({
             enabled: false,
             server: { http: { port: 5005 }, whitelist: ["10.0.0.0/8", "192.168.*"], apiKey: "key" },
-            storage: { path: "/var/hooks.sqlite" },
+            storage: {
+                path: "/var/hooks.sqlite",
+                driver: "postgres",
+                postgres: {
+                    url: "postgres://relay:secret@db.internal:5432/relays",
+                    poolSize: 8,
+                    connectionTimeoutMs: 2000,
+                },
+            },
             delivery: { timeoutMs: 2500, retryScheduleSeconds: [1, 2, 3] },
             limits: { pageSize: 50 },
         });
@@ -64,6 +76,15 @@ describe("plugin options", () => {
         [{ CORE_WALLET_WEBHOOKS_DENY_TARGETS: "nowhere" }, /"nowhere" is not a valid IP address/],
         [{ CORE_WALLET_WEBHOOKS_HOST: "my host" }, /"server\.http\.host" must be a valid ip address/],
         [{ CORE_WALLET_WEBHOOKS_CONCURRENCY: "0" }, /"delivery\.concurrency" must be greater than or equal to 1/],
+        [{ CORE_WALLET_WEBHOOKS_STORAGE_DRIVER: "mysql" }, /"storage\.driver" must be one of \[sqlite, postgres\]/],
+        [
+            { CORE_WALLET_WEBHOOKS_STORAGE_DRIVER: "postgres" },
+            /"storage\.postgres\.url" is needed with storage\.driver "postgres" \(or CORE_WALLET_WEBHOOKS_DATABASE_URL\)/,
+        ],
+        [
+            { CORE_WALLET_WEBHOOKS_STORAGE_DRIVER: "postgres", CORE_WALLET_WEBHOOKS_DATABASE_URL: "mysql://db/relays" },
+            /"storage\.postgres\.url" must be a valid uri with a scheme matching the postgres\|postgresql pattern/,
+        ],
     ])("refuses %p naming the option", (environment, message) => {
         expect(validate(loadDefaults(environment)).error?.message).toMatch(message);
     });

@@ -3,6 +3,7 @@ import Hapi from "@hapi/hapi";
 
 import { publicWebhook, WebhookInput } from "../../contracts";
 import { EVENT_CATALOGUE, EXCLUDED_EVENTS } from "../../events/catalogue";
+import { SharedRegisterError } from "../../webhooks/shared-register";
 import { RegisterLimitError, WebhookRegister } from "../../webhooks/webhook-register";
 import { pageMeta } from "../pagination";
 
@@ -10,6 +11,9 @@ const refusingOverLimits = async <T>(change: () => Promise<T>): Promise<T> => {
     try {
         return await change();
     } catch (error) {
+        if (error instanceof SharedRegisterError) {
+            throw Boom.serverUnavailable(error.message);
+        }
         throw error instanceof RegisterLimitError ? Boom.badData(error.message) : error;
     }
 };

@@ -1,0 +1,159 @@
+import { Client } from "pg";
+
+import { SCHEMA } from "../../src/cluster/postgres-schema";
+import { eventually, requestJson } from "../support/http";
+import { RunningPlugin, startPlugin } from "../support/plugin-harness";
+import { startTestPostgres, TestPostgres } from "../support/postgres";
+import { Receiver } from "../support/receiver";
+
+jest.setTimeout(120_000);
+
+interface WebhookBody {
+    data: { id: string; target: string; enabled: boolean; token?: string };
+}
+
+const relayOptions = (url: string) => ({
+    storage: { driver: "postgres" as const, postgres: { url, connectionTimeoutMs: 2_000 } },
+});
+
+const create = (relay: RunningPlugin, target: string) =>
+    requestJson<WebhookBody>(`${relay.url}/webhooks`, {
+        method: "POST",
+        body: { event: "transaction.applied", target, enabled: true, conditions: [] },
+    });
+
+const shown = (relay: RunningPlugin, id: string) => requestJson<WebhookBody>(`${relay.url}/webhooks/${id}`);
+
+/** Waits until the relay shows the webhook as `check` wants it. */
+const untilShown = (relay: RunningPlugin, id: string, check: (status: number, body: WebhookBody) => boolean) =>
+    eventually(
+        async () => {
+            const response = await shown(relay, id);
+            return check(response.status, response.body) ? response : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 50 },
+    );
+
+const transaction = (sequence: number) => ({
+    name: "transaction.applied",
+    data: { id: `tx-${sequence}`, amount: "1", sequence },
+});
+
+describe("several relays on one shared register (storage.driver postgres)", () => {
+    let postgres: TestPostgres;
+    let relayA: RunningPlugin;
+    let relayB: RunningPlugin;
+    const receiver = new Receiver();
+
+    beforeAll(async () => {
+        postgres = await startTestPostgres();
+        await receiver.start();
+        relayA = await startPlugin(relayOptions(postgres.url));
+        relayB = await startPlugin(relayOptions(postgres.url));
+    });
+
+    afterAll(async () => {
+        await relayA?.stop();
+        await relayB?.stop();
+        await receiver.stop();
+        await postgres?.remove();
+    });
+
+    it("serves a webhook created through one relay on every relay, token shown once, and delivers what any relay sees", async () => {
+        const created = await create(relayA, receiver.url);
+        expect(created.status).toBe(201);
+        expect(created.body.data.token).toMatch(/^[0-9a-f]{64}$/);
+        const { id } = created.body.data;
+
+        const onB = await untilShown(relayB, id, (status) => status === 200);
+        expect(onB.body.data).toMatchObject({ id, target: receiver.url, enabled: true });
+        expect(onB.body.data.token).toBeUndefined();
+
+        const before = receiver.requests.length;
+        relayB.plugin.listener.handle(transaction(1));
+        const delivery = await eventually(async () => receiver.requests[before], { timeoutMs: 10_000, intervalMs: 50 });
+        expect(JSON.parse(delivery.body)).toMatchObject({ event: "transaction.applied", data: { id: "tx-1" } });
+        expect(delivery.headers["webhook-signature"]).toMatch(/^v1,/);
+    });
+
+    it("takes an update, a disable and a delete made on one relay to the other", async () => {
+        const { id } = (await create(relayA, receiver.url)).body.data;
+        await untilShown(relayB, id, (status) => status === 200);
+
+        const moved = `${receiver.url}/moved`;
+        expect(
+            (await requestJson(`${relayB.url}/webhooks/${id}`, { method: "PUT", body: { target: moved } })).status,
+        ).toBe(204);
+        await untilShown(relayA, id, (status, body) => status === 200 && body.data.target === moved);
+
+        expect(
+            (await requestJson(`${relayA.url}/webhooks/${id}`, { method: "PUT", body: { enabled: false } })).status,
+        ).toBe(204);
+        await untilShown(relayB, id, (status, body) => status === 200 && !body.data.enabled);
+        expect(relayB.plugin.index.get(id)).toBeUndefined();
+
+        expect((await requestJson(`${relayB.url}/webhooks/${id}`, { method: "DELETE" })).status).toBe(204);
+        await untilShown(relayA, id, (status) => status === 404);
+        expect((await requestJson(`${relayA.url}/webhooks/${id}`, { method: "DELETE" })).status).toBe(404);
+    });
+
+    it("moves a relay's own register into the shared one at its first start with it, ids and tokens kept", async () => {
+        const alone = await startPlugin();
+        const own = (await create(alone, `${receiver.url}/own`)).body.data;
+        await alone.stop({ keepFiles: true });
+
+        const joined = await startPlugin(relayOptions(postgres.url), { dir: alone.dir });
+        try {
+            const onA = await untilShown(relayA, own.id, (status) => status === 200);
+            expect(onA.body.data.target).toBe(`${receiver.url}/own`);
+            expect(relayA.plugin.index.get(own.id)?.token).toBe(own.token);
+            expect(joined.logs.join("\n")).toMatch(/moved this relay's register into the shared register .*: 1 of 1/);
+        } finally {
+            await joined.stop();
+        }
+    });
+
+    it("answers writes 503 naming the database while PostgreSQL is down, serves its copy, and follows again once it is back", async () => {
+        const { id } = (await create(relayA, receiver.url)).body.data;
+        await untilShown(relayB, id, (status) => status === 200);
+
+        await postgres.stop();
+        const refused = await create(relayA, receiver.url);
+        expect(refused.status).toBe(503);
+        expect(refused.text).toMatch(/shared register \(PostgreSQL at 127\.0\.0\.1:\d+\/core_unitnet\) cannot be used/);
+        expect(refused.text).not.toMatch(/password/);
+        expect((await shown(relayB, id)).status).toBe(200);
+        expect((await requestJson<{ data: unknown[] }>(`${relayA.url}/webhooks`)).body.data.length).toBeGreaterThan(0);
+
+        await postgres.restart();
+        const created = await eventually(
+            async () => {
+                const response = await create(relayA, `${receiver.url}/after`);
+                return response.status === 201 ? response : undefined;
+            },
+            { timeoutMs: 30_000, intervalMs: 200 },
+        );
+        // B's listening connection broke with the outage: it connects again and reads everything.
+        await untilShown(relayB, created.body.data.id, (status) => status === 200);
+        expect(relayB.logs.join("\n")).toMatch(/cannot follow the shared register/);
+    });
+
+    it("refuses a shared schema newer than the plugin, naming both versions", async () => {
+        const admin = new Client({ connectionString: postgres.url });
+        await admin.connect();
+        await admin.query(`UPDATE ${SCHEMA}.schema_version SET version = 99`);
+        try {
+            const newer = await startPlugin(relayOptions(postgres.url));
+            try {
+                const refused = await create(newer, receiver.url);
+                expect(refused.status).toBe(503);
+                expect(refused.text).toMatch(/schema version 99 is newer than this plugin's 1; upgrade the plugin/);
+            } finally {
+                await newer.stop();
+            }
+        } finally {
+            await admin.query(`UPDATE ${SCHEMA}.schema_version SET version = 1`);
+            await admin.end();
+        }
+    });
+});

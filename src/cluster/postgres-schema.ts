@@ -1,0 +1,56 @@
+import { PoolClient } from "pg";
+
+/** The plugin's own schema in the operator's database, beside whatever else lives there. */
+export const SCHEMA = "core_wallet_webhooks";
+
+/** Each entry moves the shared schema one version up; entries are never edited once released. */
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+    `
+    CREATE TABLE ${SCHEMA}.webhooks (
+        seq BIGSERIAL PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        event TEXT NOT NULL,
+        target TEXT NOT NULL,
+        enabled BOOLEAN NOT NULL,
+        conditions TEXT NOT NULL,
+        match TEXT NOT NULL,
+        token TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    `,
+];
+
+/** The shared schema is newer than this plugin: another relay runs a newer version. */
+export class SchemaTooNewError extends Error {}
+
+/**
+ * Brings the shared schema to this plugin's version, under an advisory lock so that relays
+ * starting together migrate it once; refuses a schema newer than the plugin.
+ */
+export const migratePostgres = async (client: PoolClient): Promise<void> => {
+    await client.query("BEGIN");
+    try {
+        await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [SCHEMA]);
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+        await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_version (version INTEGER NOT NULL)`);
+        const found = await client.query<{ version: number }>(`SELECT version FROM ${SCHEMA}.schema_version`);
+        let version = found.rows[0]?.version ?? 0;
+        if (found.rows.length === 0) {
+            await client.query(`INSERT INTO ${SCHEMA}.schema_version (version) VALUES (0)`);
+        }
+        if (version > POSTGRES_MIGRATIONS.length) {
+            throw new SchemaTooNewError(
+                `the shared register's schema version ${version} is newer than this plugin's ${POSTGRES_MIGRATIONS.length}; upgrade the plugin`,
+            );
+        }
+        for (; version < POSTGRES_MIGRATIONS.length; version++) {
+            await client.query(POSTGRES_MIGRATIONS[version]);
+            await client.query(`UPDATE ${SCHEMA}.schema_version SET version = $1`, [version + 1]);
+        }
+        await client.query("COMMIT");
+    } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+    }
+};
