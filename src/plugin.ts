@@ -203,15 +203,20 @@ export class WebhookPlugin {
             return;
         }
         const { logger, name } = this.environment;
-        this.follower = new RegisterFollower(connectionConfig(options.storage.postgres), shared.database, {
-            synchronise: async () => {
-                await shared.migrate();
-                await this.moveOwnRegisterOnce(shared);
-                await register.followAll(await shared.all());
+        this.follower = new RegisterFollower(
+            connectionConfig(options.storage.postgres),
+            shared.database,
+            shared.relay,
+            {
+                synchronise: async () => {
+                    await shared.migrate();
+                    await this.moveOwnRegisterOnce(shared);
+                    await register.followAll(await shared.all());
+                },
+                changed: async (id) => register.follow(id, await shared.find(id)),
+                log: (level, message) => logger[level](`${name} ${message}`),
             },
-            changed: async (id) => register.follow(id, await shared.find(id)),
-            log: (level, message) => logger[level](`${name} ${message}`),
-        });
+        );
         this.follower.start();
         if (await this.follower.synchronised(options.storage.postgres.connectionTimeoutMs)) {
             logger.info(

@@ -97,6 +97,25 @@ describe("several relays on one shared register (storage.driver postgres)", () =
         expect((await requestJson(`${relayA.url}/webhooks/${id}`, { method: "DELETE" })).status).toBe(404);
     });
 
+    it("keeps both of two changes made to one webhook through two relays at the same moment", async () => {
+        const { id } = (await create(relayA, receiver.url)).body.data;
+        await untilShown(relayB, id, (status) => status === 200);
+
+        const moved = `${receiver.url}/both`;
+        const answers = await Promise.all([
+            requestJson(`${relayA.url}/webhooks/${id}`, { method: "PUT", body: { target: moved } }),
+            requestJson(`${relayB.url}/webhooks/${id}`, { method: "PUT", body: { enabled: false } }),
+        ]);
+        expect(answers.map((answer) => answer.status)).toEqual([204, 204]);
+        for (const relay of [relayA, relayB]) {
+            await untilShown(
+                relay,
+                id,
+                (status, body) => status === 200 && body.data.target === moved && !body.data.enabled,
+            );
+        }
+    });
+
     it("moves a relay's own register into the shared one at its first start with it, ids and tokens kept", async () => {
         const alone = await startPlugin();
         const own = (await create(alone, `${receiver.url}/own`)).body.data;

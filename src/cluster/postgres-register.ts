@@ -1,3 +1,4 @@
+import { randomUUID } from "crypto";
 import { Pool, PoolClient, PoolConfig } from "pg";
 
 import { Condition, MatchMode, Webhook } from "../contracts";
@@ -79,6 +80,8 @@ export class PostgresRegister implements SharedRegisterStore {
     private readonly pool: Pool;
     private migrated: Promise<void> | undefined;
     public readonly database: string;
+    /** This relay's name in the notices it sends, so that it can pass over its own. */
+    public readonly relay = randomUUID();
 
     public constructor(options: PostgresOptions) {
         this.database = describeDatabase(options.url);
@@ -96,57 +99,71 @@ export class PostgresRegister implements SharedRegisterStore {
         return this.migrated;
     }
 
+    // Each write is one statement, and so its own transaction: the change and its notice commit
+    // together, in one round trip.
+
     public async insert(webhook: Webhook): Promise<void> {
-        await this.transaction(async (client) => {
-            await client.query(
-                `INSERT INTO ${SCHEMA}.webhooks (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-                valuesOf(webhook),
-            );
-            await this.announce(client, webhook.id);
-        });
+        await this.read((client) =>
+            client.query(
+                `WITH written AS (
+                     INSERT INTO ${SCHEMA}.webhooks (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id
+                 )
+                 SELECT pg_notify($10, $11) FROM written`,
+                [...valuesOf(webhook), REGISTER_CHANNEL, this.notice(webhook.id)],
+            ),
+        );
     }
 
+    /**
+     * Reads the webhook, applies `change`, and writes it only if nobody changed it meanwhile (its
+     * updated_at is still the one read); otherwise reads it again: two relays changing one webhook
+     * at once both take effect, in some order, without a lock held across round trips.
+     */
     public async update(
         id: string,
         change: (current: Webhook) => Webhook,
     ): Promise<{ previous: Webhook; next: Webhook } | undefined> {
-        return this.transaction(async (client) => {
-            const found = await client.query<WebhookRow>(
-                `SELECT ${COLUMNS} FROM ${SCHEMA}.webhooks WHERE id = $1 FOR UPDATE`,
-                [id],
-            );
-            if (found.rows.length === 0) {
+        for (;;) {
+            const previous = await this.find(id);
+            if (!previous) {
                 return undefined;
             }
-            const previous = rowToWebhook(found.rows[0]);
             const next = change(previous);
-            await client.query(
-                `UPDATE ${SCHEMA}.webhooks SET event = $2, target = $3, enabled = $4, conditions = $5, match = $6,
-                 updated_at = $7 WHERE id = $1`,
-                [
-                    id,
-                    next.event,
-                    next.target,
-                    next.enabled,
-                    JSON.stringify(next.conditions),
-                    next.match,
-                    next.updatedAt,
-                ],
+            const written = await this.read((client) =>
+                client.query(
+                    `WITH written AS (
+                         UPDATE ${SCHEMA}.webhooks SET event = $2, target = $3, enabled = $4, conditions = $5,
+                         match = $6, updated_at = $7 WHERE id = $1 AND updated_at = $8 RETURNING id
+                     )
+                     SELECT pg_notify($9, $10) FROM written`,
+                    [
+                        id,
+                        next.event,
+                        next.target,
+                        next.enabled,
+                        JSON.stringify(next.conditions),
+                        next.match,
+                        next.updatedAt,
+                        previous.updatedAt,
+                        REGISTER_CHANNEL,
+                        this.notice(id),
+                    ],
+                ),
             );
-            await this.announce(client, id);
-            return { previous, next };
-        });
+            if (written.rowCount === 1) {
+                return { previous, next };
+            }
+        }
     }
 
     public async delete(id: string): Promise<boolean> {
-        return this.transaction(async (client) => {
-            const deleted = await client.query(`DELETE FROM ${SCHEMA}.webhooks WHERE id = $1`, [id]);
-            if (deleted.rowCount === 0) {
-                return false;
-            }
-            await this.announce(client, id);
-            return true;
-        });
+        const deleted = await this.read((client) =>
+            client.query(
+                `WITH gone AS (DELETE FROM ${SCHEMA}.webhooks WHERE id = $1 RETURNING id) SELECT pg_notify($2, $3) FROM gone`,
+                [id, REGISTER_CHANNEL, this.notice(id)],
+            ),
+        );
+        return deleted.rowCount === 1;
     }
 
     public async insertMissing(webhooks: readonly Webhook[]): Promise<Webhook[]> {
@@ -159,7 +176,7 @@ export class PostgresRegister implements SharedRegisterStore {
                     valuesOf(webhook),
                 );
                 if (inserted.rowCount === 1) {
-                    await this.announce(client, webhook.id);
+                    await client.query("SELECT pg_notify($1, $2)", [REGISTER_CHANNEL, this.notice(webhook.id)]);
                     added.push(webhook);
                 }
             }
@@ -188,8 +205,9 @@ export class PostgresRegister implements SharedRegisterStore {
         await this.pool.end();
     }
 
-    private async announce(client: PoolClient, id: string): Promise<void> {
-        await client.query("SELECT pg_notify($1, $2)", [REGISTER_CHANNEL, JSON.stringify({ id })]);
+    /** The notice of a change: the webhook, and this relay (which applied its own change already). */
+    private notice(id: string): string {
+        return JSON.stringify({ id, relay: this.relay });
     }
 
     private read<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {

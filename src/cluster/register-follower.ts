@@ -32,6 +32,8 @@ export class RegisterFollower {
     public constructor(
         private readonly config: ClientConfig,
         private readonly database: string,
+        /** This relay's name in the notices (PostgresRegister.relay). */
+        private readonly relay: string,
         private readonly handlers: FollowerHandlers,
     ) {}
 
@@ -93,12 +95,14 @@ export class RegisterFollower {
             return;
         }
         let id: unknown;
+        let relay: unknown;
         try {
-            id = (JSON.parse(notice.payload) as { id?: unknown }).id;
+            ({ id, relay } = JSON.parse(notice.payload) as { id?: unknown; relay?: unknown });
         } catch {
             return; // not one of ours
         }
-        if (typeof id === "string") {
+        // This relay's own changes were applied when they were made.
+        if (typeof id === "string" && relay !== this.relay) {
             this.apply(client, () => this.handlers.changed(id as string)).catch((error: unknown) =>
                 this.lost(client, error),
             );

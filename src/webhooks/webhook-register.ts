@@ -40,8 +40,11 @@ const sameWebhook = (left: Webhook, right: Webhook): boolean =>
  * (`follow`). Reads are answered from this relay's copy.
  */
 export class WebhookRegister {
-    /** Copies of the shared register's state are applied one at a time, in the order they came. */
-    private following: Promise<void> = Promise.resolve();
+    /**
+     * Copies of one webhook's shared state are applied one at a time, in the order they came;
+     * those of different webhooks at once (their local writes share a transaction).
+     */
+    private readonly following = new Map<string, Promise<void>>();
 
     public constructor(
         private readonly store: WebhookStore,
@@ -212,22 +215,25 @@ export class WebhookRegister {
      * change this relay already applied) is passed over: the change's own notice follows it.
      */
     public follow(id: string, webhook: Webhook | undefined): Promise<void> {
-        const next = this.following.then(() => this.followNow(id, webhook));
-        this.following = next.catch(() => undefined);
+        const next = (this.following.get(id) ?? Promise.resolve()).then(() => this.followNow(id, webhook));
+        const settled = next.catch(() => undefined);
+        this.following.set(id, settled);
+        void settled.then(() => {
+            if (this.following.get(id) === settled) {
+                this.following.delete(id);
+            }
+        });
         return next;
     }
 
     /** Makes this relay's copy the shared register's whole state: every webhook there, none other. */
     public async followAll(webhooks: readonly Webhook[]): Promise<void> {
         const kept = new Set(webhooks.map((webhook) => webhook.id));
-        for (const local of [...this.store.all()]) {
-            if (!kept.has(local.id)) {
-                await this.follow(local.id, undefined);
-            }
-        }
-        for (const webhook of webhooks) {
-            await this.follow(webhook.id, webhook);
-        }
+        const gone = this.local().filter((local) => !kept.has(local.id));
+        await Promise.all([
+            ...gone.map((local) => this.follow(local.id, undefined)),
+            ...webhooks.map((webhook) => this.follow(webhook.id, webhook)),
+        ]);
     }
 
     /** Every webhook of this relay's copy (the first move of a register into a shared one). */
