@@ -169,19 +169,9 @@ export class WebhookPlugin {
     /** Imports ARK's register once, loads the index, then serves and delivers. */
     public async start(wallets?: WalletRoutes): Promise<void> {
         this.checkpointer.start();
-        const { arkWebhooksFile, logger, name } = this.environment;
-        if (arkWebhooksFile) {
-            const schema = createWebhookSchema(this.options.limits);
-            await importArkRegister(arkWebhooksFile, {
-                db: this.store.register,
-                register: this.register,
-                check: ({ event, target, enabled, conditions }) =>
-                    schema.validate({ event, target, enabled, conditions }).error?.message,
-                log: {
-                    info: (line) => logger.info(`${name} ${line}`),
-                    warning: (line) => logger.warning(`${name} ${line}`),
-                },
-            });
+        const { logger, name } = this.environment;
+        if (!this.shared) {
+            await this.importArkRegister();
         }
         this.register.loadIndex((webhook, reason) =>
             logger.warning(`${name} leaves webhook ${webhook.id} out: its conditions do not compile (${reason})`),
@@ -190,6 +180,25 @@ export class WebhookPlugin {
         await this.followSharedRegister();
         this.server = await this.createServer(wallets);
         await this.server.start();
+    }
+
+    /** Imports ARK's register once, when its file is there (with a shared register, into the shared one). */
+    private async importArkRegister(): Promise<void> {
+        const { arkWebhooksFile, logger, name } = this.environment;
+        if (!arkWebhooksFile) {
+            return;
+        }
+        const schema = createWebhookSchema(this.options.limits);
+        await importArkRegister(arkWebhooksFile, {
+            db: this.store.register,
+            register: this.register,
+            check: ({ event, target, enabled, conditions }) =>
+                schema.validate({ event, target, enabled, conditions }).error?.message,
+            log: {
+                info: (line) => logger.info(`${name} ${line}`),
+                warning: (line) => logger.warning(`${name} ${line}`),
+            },
+        });
     }
 
     /**
@@ -211,6 +220,8 @@ export class WebhookPlugin {
                 synchronise: async () => {
                     await shared.migrate();
                     await this.moveOwnRegisterOnce(shared);
+                    // Here, not at start: the shared register may be out of reach then, and this is tried again.
+                    await this.importArkRegister();
                     await register.followAll(await shared.all());
                 },
                 changed: async (id) => register.follow(id, await shared.find(id)),

@@ -1,3 +1,7 @@
+import { randomUUID } from "crypto";
+import { mkdtempSync, writeFileSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
 import { Client } from "pg";
 
 import { SCHEMA } from "../../src/cluster/postgres-schema";
@@ -127,6 +131,34 @@ describe("several relays on one shared register (storage.driver postgres)", () =
             expect(onA.body.data.target).toBe(`${receiver.url}/own`);
             expect(relayA.plugin.index.get(own.id)?.token).toBe(own.token);
             expect(joined.logs.join("\n")).toMatch(/moved this relay's register into the shared register .*: 1 of 1/);
+        } finally {
+            await joined.stop();
+        }
+    });
+
+    it("imports ARK's webhooks.json into the shared register, ids and tokens kept", async () => {
+        const dir = mkdtempSync(join(tmpdir(), "cww-test-ark-"));
+        const arkFile = join(dir, "webhooks.json");
+        const arkId = randomUUID();
+        writeFileSync(
+            arkFile,
+            JSON.stringify({
+                webhooks: [
+                    {
+                        id: arkId,
+                        event: "block.applied",
+                        target: `${receiver.url}/ark`,
+                        token: "0123456789abcdef0123456789abcdef",
+                        enabled: true,
+                        conditions: [],
+                    },
+                ],
+            }),
+        );
+        const joined = await startPlugin(relayOptions(postgres.url), { dir, arkWebhooksFile: arkFile });
+        try {
+            await untilShown(relayA, arkId, (status) => status === 200);
+            expect(relayA.plugin.index.get(arkId)?.token).toBe("0123456789abcdef0123456789abcdef");
         } finally {
             await joined.stop();
         }
