@@ -6,39 +6,35 @@ import { startTestPostgres } from "../__tests__/support/postgres";
 import { SCHEMA } from "../src/cluster/postgres-schema";
 import { PluginOptions } from "../src/config/options";
 import { formatRow, LoadPlan, LoadResult, percentile, runLoad } from "./load";
+import { BODIES, TARGET } from "./register";
 
 const LOAD = { concurrency: 16, maxRequests: 2_000, maxMs: 6_000 };
 const WARM_UP = { concurrency: 16, maxRequests: 300, maxMs: 1_000 };
 const PROPAGATIONS = 200;
 const LISTENER_EVENTS = 10_000;
 const LISTENER_WEBHOOKS = 10;
-const TARGET = "http://127.0.0.1:9/hook";
-
-const body = (index: number): string =>
-    JSON.stringify({
-        event: "block.applied",
-        target: TARGET,
-        enabled: true,
-        conditions: [{ key: "height", condition: "gt", value: index % 1000 }],
-    });
-const BODIES = Array.from({ length: 1_000 }, (_, index) => body(index));
 
 const postgresOptions = (url: string) => ({
     server: { whitelist: ["127.0.0.1"] },
     storage: { driver: "postgres" as const, postgres: { url, poolSize: 8 } },
 });
 
-const createMany = async (relay: RunningPlugin, count: number): Promise<string[]> => {
-    const ids: string[] = [];
-    for (let index = 0; index < count; index++) {
-        const webhook = await relay.plugin.register.create({
+/** A block.applied webhook created through the relay's register; its id. */
+const createOne = async (relay: RunningPlugin): Promise<string> =>
+    (
+        await relay.plugin.register.create({
             event: "block.applied",
             target: TARGET,
             enabled: true,
             conditions: [],
             match: "any",
-        });
-        ids.push(webhook.id);
+        })
+    ).id;
+
+const createMany = async (relay: RunningPlugin, count: number): Promise<string[]> => {
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) {
+        ids.push(await createOne(relay));
     }
     return ids;
 };
@@ -66,15 +62,9 @@ const writes = async (relay: RunningPlugin): Promise<Map<string, LoadResult>> =>
 const propagation = async (relayA: RunningPlugin, relayB: RunningPlugin): Promise<number[]> => {
     const times: number[] = [];
     for (let index = 0; index < PROPAGATIONS; index++) {
-        const webhook = await relayA.plugin.register.create({
-            event: "block.applied",
-            target: TARGET,
-            enabled: true,
-            conditions: [],
-            match: "any",
-        });
+        const id = await createOne(relayA);
         const answered = performance.now();
-        while (!relayB.plugin.index.get(webhook.id)) {
+        while (!relayB.plugin.index.get(id)) {
             await new Promise((resolve) => setImmediate(resolve));
             if (performance.now() - answered > 10_000) {
                 throw new Error("a webhook created on relay A did not reach relay B within 10 s");

@@ -10,7 +10,7 @@ import { formatRow, LoadPlan, LoadResult, runLoad } from "./load";
 
 const SIZES = [1_000, 100_000];
 const LOAD = { concurrency: 16, maxRequests: 3_000, maxMs: 8_000 };
-const TARGET = "http://127.0.0.1:9/hook";
+export const TARGET = "http://127.0.0.1:9/hook";
 
 const webhookBody = (index: number): string =>
     JSON.stringify({
@@ -27,7 +27,8 @@ interface Side {
     stop(): Promise<void>;
 }
 
-const BODIES = Array.from({ length: 1_000 }, (_, index) => webhookBody(index));
+/** Create bodies of block.applied webhooks, each with a condition of its own. */
+export const BODIES = Array.from({ length: 1_000 }, (_, index) => webhookBody(index));
 const WARM_UP = { concurrency: LOAD.concurrency, maxRequests: 500, maxMs: 1_000 };
 
 const operations = (side: Side): Array<[string, LoadPlan]> => {
