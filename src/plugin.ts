@@ -23,6 +23,7 @@ import { createHttpServer } from "./http/server";
 import { ThrottledLog } from "./logging/throttled-log";
 import { Checkpointer } from "./store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections } from "./store/database";
+import { deliveryIdScheme } from "./store/delivery-id";
 import { DeliveryStore } from "./store/delivery-store";
 import { importDone, markImportDone } from "./store/imports";
 import { journalCursorOf } from "./store/journal-reader";
@@ -161,6 +162,7 @@ export class WebhookPlugin {
             index: this.index,
             journal: (event) => this.spool.append(event),
             matchingBudgetMs: options.limits.matchingBudgetMs,
+            deliveryIds: deliveryIdScheme(options),
             onError: (error, event) =>
                 errors.write("listener", `could not queue the deliveries of ${event}: ${String(error)}`),
         });

@@ -80,6 +80,58 @@ describe("several relays on one shared register (storage.driver postgres)", () =
         expect(delivery.headers["webhook-signature"]).toMatch(/^v1,/);
     });
 
+    it("delivers a chain event that two relays see under one webhook-id, and an event of a relay's own under an id per relay", async () => {
+        const [chain, deferred, own] = [new Receiver(), new Receiver(), new Receiver()];
+        await Promise.all([chain.start(), deferred.start(), own.start()]);
+        try {
+            const webhooks = [
+                { event: "block.applied", target: chain.url, conditions: [] },
+                // A regexp condition is tested in the delivery engine's thread, which gives the id there.
+                {
+                    event: "block.applied",
+                    target: deferred.url,
+                    conditions: [{ key: "id", condition: "regexp", value: "^block-" }],
+                },
+                { event: "forger.started", target: own.url, conditions: [] },
+            ];
+            const ids: string[] = [];
+            for (const webhook of webhooks) {
+                const created = await requestJson<WebhookBody>(`${relayA.url}/webhooks`, {
+                    method: "POST",
+                    body: { ...webhook, enabled: true },
+                });
+                expect(created.status).toBe(201);
+                ids.push(created.body.data.id);
+            }
+            await eventually(async () => (ids.every((id) => relayB.plugin.index.get(id)) ? true : undefined), {
+                timeoutMs: 10_000,
+                intervalMs: 20,
+            });
+
+            for (const relay of [relayA, relayB]) {
+                relay.plugin.listener.handle({ name: "block.applied", data: { id: "block-7", height: 7 } });
+                relay.plugin.listener.handle({ name: "forger.started", data: { activeDelegates: [] } });
+            }
+            const webhookIds = async (receiver: Receiver): Promise<string[]> =>
+                (
+                    await eventually(async () => (receiver.requests.length >= 2 ? receiver.requests : undefined), {
+                        timeoutMs: 10_000,
+                        intervalMs: 20,
+                    })
+                ).map((request) => String(request.headers["webhook-id"]));
+
+            const [chainIds, deferredIds, ownIds] = await Promise.all([chain, deferred, own].map(webhookIds));
+            expect(chainIds).toHaveLength(2);
+            expect(new Set(chainIds).size).toBe(1);
+            expect(deferredIds).toHaveLength(2);
+            expect(new Set(deferredIds).size).toBe(1);
+            expect(deferredIds[0]).not.toBe(chainIds[0]);
+            expect(new Set(ownIds).size).toBe(2);
+        } finally {
+            await Promise.all([chain.stop(), deferred.stop(), own.stop()]);
+        }
+    });
+
     it("takes an update, a disable and a delete made on one relay to the other", async () => {
         const { id } = (await create(relayA, receiver.url)).body.data;
         await untilShown(relayB, id, (status) => status === 200);

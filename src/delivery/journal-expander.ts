@@ -1,6 +1,6 @@
 import { Delivery } from "../contracts";
 import { PayloadMatcher } from "../events/matcher";
-import { newDeliveryId } from "../store/delivery-id";
+import { DeliveryIdScheme, freshDeliveryIds } from "../store/delivery-id";
 import { EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "../store/event-journal";
 
 export interface ExpanderDependencies {
@@ -9,6 +9,8 @@ export interface ExpanderDependencies {
     matcherOf: (webhookId: string) => PayloadMatcher | undefined;
     /** A monotonic clock in milliseconds (performance.now). */
     now: () => number;
+    /** How deliveries get their ids, as the listener gives them (see store/delivery-id.ts). */
+    deliveryIds?: DeliveryIdScheme;
 }
 
 export interface ExpansionResult {
@@ -120,7 +122,8 @@ export class JournalExpander {
             }
             if (verdict?.matches) {
                 // Its id is born here: nothing was sent under it before this entry is committed.
-                progress.owed.push({ id: newDeliveryId(), webhookId });
+                const idOf = (this.dependencies.deliveryIds ?? freshDeliveryIds)(entry.event, progress.payload);
+                progress.owed.push({ id: idOf(webhookId), webhookId });
             }
             progress.next++;
             progress.condition = 0;

@@ -11,6 +11,7 @@ import { compileTargetPolicy } from "../delivery/target-policy";
 import { RegexpPool } from "../events/regexp-pool";
 import { WebhookIndex } from "../events/webhook-index";
 import { openEngineConnection, SqliteDatabase } from "../store/database";
+import { deliveryIdScheme } from "../store/delivery-id";
 import { DeliveryStore } from "../store/delivery-store";
 import { EventJournal } from "../store/event-journal";
 import { JournalReader } from "../store/journal-reader";
@@ -112,6 +113,7 @@ export class DeliveryEngine {
                 journal: this.journal,
                 matcherOf: (id) => this.index.matcherOf(id),
                 now: () => performance.now(),
+                deliveryIds: deliveryIdScheme(options),
             }),
             sender: this.sender,
             findWebhook: (id) => this.index.get(id),

@@ -1,6 +1,6 @@
 import { performance } from "perf_hooks";
 
-import { newDeliveryId } from "../store/delivery-id";
+import { DeliveryIds, DeliveryIdScheme, freshDeliveryIds } from "../store/delivery-id";
 import { JournaledEvent } from "../store/event-journal";
 import { OWN_EVENT_PREFIX } from "./catalogue";
 import { deliveryBody } from "./serialize-payload";
@@ -32,10 +32,12 @@ export interface ListenerDependencies {
     onError: (error: unknown, event: string) => void;
     /** Time the listener may spend testing conditions for one event; the rest is tested later. */
     matchingBudgetMs: number;
+    /** How deliveries get their ids; by default each its own (see store/delivery-id.ts). */
+    deliveryIds?: DeliveryIdScheme;
 }
 
-const toOwed = (webhookIds: readonly { id: string }[]) =>
-    webhookIds.map((webhook) => ({ id: newDeliveryId(), webhookId: webhook.id }));
+const toOwed = (webhookIds: readonly { id: string }[], idOf: DeliveryIds) =>
+    webhookIds.map((webhook) => ({ id: idOf(webhook.id), webhookId: webhook.id }));
 
 /**
  * Listens to every kernel event. It only matches and hands what it owes to the journal, then
@@ -76,7 +78,7 @@ export class KernelEventListener {
                 event: name,
                 body,
                 createdAt: now,
-                deliveries: toOwed(matched),
+                deliveries: toOwed(matched, (this.dependencies.deliveryIds ?? freshDeliveryIds)(name, data)),
                 deferred: deferred.map((webhook) => webhook.id),
             });
             this.stats.journaledByEvent.set(name, (this.stats.journaledByEvent.get(name) ?? 0) + 1);

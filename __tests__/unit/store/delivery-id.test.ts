@@ -1,4 +1,21 @@
-import { newDeliveryId } from "../../../src/store/delivery-id";
+import { readFileSync } from "fs";
+import { join } from "path";
+import { validate, version } from "uuid";
+
+import {
+    chainObjectOf,
+    deliveryIdScheme,
+    freshDeliveryIds,
+    newDeliveryId,
+    sharedDeliveryIds,
+} from "../../../src/store/delivery-id";
+
+/** Payloads a real ARK Core 3.9.1 node dispatched, by event name. */
+const samples = JSON.parse(readFileSync(join(__dirname, "../../fixtures/node-samples/events.json"), "utf8")) as Record<
+    string,
+    { samples: Record<string, unknown> }
+>;
+const sampleOf = (event: string): unknown => Object.values(samples[event].samples)[0];
 
 describe("delivery ids", () => {
     it("are version-7 UUIDs that grow with every call, so the outbox's id index only appends", () => {
@@ -9,5 +26,53 @@ describe("delivery ids", () => {
         );
         expect([...ids].sort()).toEqual(ids);
         expect(new Set(ids).size).toBe(ids.length);
+    });
+
+    it("finds the chain object of the chain events a node dispatched, and none in the node's own", () => {
+        for (const event of ["block.applied", "block.received", "block.forged"]) {
+            expect(chainObjectOf(sampleOf(event))).toBe((sampleOf(event) as { id: string }).id);
+        }
+        for (const event of ["transaction.applied", "transaction.pool.added", "transaction.forged"]) {
+            expect(chainObjectOf(sampleOf(event))).toMatch(/^[0-9a-f]{64}$/);
+        }
+        for (const event of ["wallet.vote", "wallet.unvote"]) {
+            const { transaction } = sampleOf(event) as { transaction: { id: string } };
+            expect(chainObjectOf(sampleOf(event))).toBe(transaction.id);
+        }
+        for (const event of [
+            "kernel.serviceProvider.booted",
+            "forger.started",
+            "round.created",
+            "queue.finished",
+            "state.started",
+            "database.preConnect",
+        ]) {
+            expect(chainObjectOf(sampleOf(event))).toBeUndefined();
+        }
+    });
+
+    it("gives a chain event's delivery to a webhook the same id on every relay, and each other delivery its own", () => {
+        const block = sampleOf("block.applied");
+        const id = sharedDeliveryIds("block.applied", block)("webhook-1");
+
+        expect(sharedDeliveryIds("block.applied", JSON.parse(JSON.stringify(block)))("webhook-1")).toBe(id);
+        expect(validate(id)).toBe(true);
+        expect(sharedDeliveryIds("block.applied", block)("webhook-2")).not.toBe(id);
+        expect(sharedDeliveryIds("block.reverted", block)("webhook-1")).not.toBe(id);
+
+        const own = sharedDeliveryIds("forger.started", sampleOf("forger.started"));
+        const [first, second] = [own("webhook-1"), own("webhook-1")];
+        expect(first).not.toBe(second);
+        expect(version(first)).toBe(7);
+        expect(version(freshDeliveryIds()("webhook-1"))).toBe(7);
+    });
+
+    it("shares ids between relays only with the shared register", () => {
+        const data = sampleOf("transaction.applied");
+        const ids = (driver: "sqlite" | "postgres") =>
+            deliveryIdScheme({ storage: { driver } })("transaction.applied", data);
+
+        expect(ids("postgres")("webhook-1")).toBe(ids("postgres")("webhook-1"));
+        expect(ids("sqlite")("webhook-1")).not.toBe(ids("sqlite")("webhook-1"));
     });
 });
