@@ -127,6 +127,15 @@ describe("several relays on one shared register (storage.driver postgres)", () =
             expect(new Set(deferredIds).size).toBe(1);
             expect(deferredIds[0]).not.toBe(chainIds[0]);
             expect(new Set(ownIds).size).toBe(2);
+
+            // The same chain event again on one relay owes the delivery already made, and holds nothing up.
+            relayA.plugin.listener.handle({ name: "block.applied", data: { id: "block-7", height: 7 } });
+            relayA.plugin.listener.handle({ name: "block.applied", data: { id: "block-8", height: 8 } });
+            await eventually(async () => (chain.requests.length >= 3 ? true : undefined), {
+                timeoutMs: 10_000,
+                intervalMs: 20,
+            });
+            expect(JSON.parse(chain.requests[2].body)).toMatchObject({ data: { id: "block-8" } });
         } finally {
             await Promise.all([chain.stop(), deferred.stop(), own.stop()]);
         }

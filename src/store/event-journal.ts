@@ -63,7 +63,9 @@ const rowToEntry = (row: JournalRow): JournalEntry => ({
  */
 export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly ExpandedEntry[]) => OwedDelivery[]) => {
     const insert = db.prepare<[string, string, string, string, number, number, number, string]>(
-        `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+        // OR IGNORE: an id already there is that very delivery (with the shared register, a chain
+        // event seen twice, as a block applied again after a revert, owes the same delivery again).
+        `INSERT OR IGNORE INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
          SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
     );
     return (entries) => {
