@@ -1,4 +1,5 @@
-import { v5, v7 } from "uuid";
+import { createHash } from "crypto";
+import { v7 } from "uuid";
 
 /**
  * A delivery's id, sent as `webhook-id`: a UUIDv7, so ids grow with time and each new delivery
@@ -6,8 +7,37 @@ import { v5, v7 } from "uuid";
  */
 export const newDeliveryId = (): string => v7();
 
-// The namespace of the ids derived from chain events (a UUIDv4 drawn once for this plugin).
-const CHAIN_EVENT_NAMESPACE = "5d0b6a4e-3f1c-4f0e-9a55-2f7c8b1e6d3a";
+// Mixed into every id derived from a chain event (16 bytes drawn once for this plugin).
+const CHAIN_EVENT_NAMESPACE = Buffer.from("5d0b6a4e3f1c4f0e9a552f7c8b1e6d3a", "hex");
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+// Digests of webhook ids, kept so that an event's ids cost one hash, not one a webhook.
+const WEBHOOK_DIGESTS_KEPT = 100_000;
+const webhookDigests = new Map<string, Buffer>();
+
+const digestOf = (text: string): Buffer => createHash("sha1").update(CHAIN_EVENT_NAMESPACE).update(text).digest();
+
+const webhookDigestOf = (webhookId: string): Buffer => {
+    let digest = webhookDigests.get(webhookId);
+    if (!digest) {
+        if (webhookDigests.size >= WEBHOOK_DIGESTS_KEPT) {
+            webhookDigests.clear();
+        }
+        digest = digestOf(webhookId);
+        webhookDigests.set(webhookId, digest);
+    }
+    return digest;
+};
+
+/** A UUIDv8 (RFC 9562's version for ids derived as the application decides) of two digests. */
+const uuid8Of = (left: Buffer, right: Buffer): string => {
+    const byte = (index: number): number => left[index] ^ right[index];
+    const hex = (index: number): string => HEX[byte(index)];
+    return (
+        `${hex(0)}${hex(1)}${hex(2)}${hex(3)}-${hex(4)}${hex(5)}-` +
+        `${HEX[(byte(6) & 0x0f) | 0x80]}${hex(7)}-${HEX[(byte(8) & 0x3f) | 0x80]}${hex(9)}-` +
+        `${hex(10)}${hex(11)}${hex(12)}${hex(13)}${hex(14)}${hex(15)}`
+    );
+};
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
     value !== null && typeof value === "object" && !Array.isArray(value);
@@ -38,14 +68,17 @@ export const freshDeliveryIds = (): DeliveryIds => newDeliveryId;
 
 /**
  * Several relays on one register: a chain event's delivery to a webhook gets the same id on every
- * relay that sees the event (a UUIDv5 of the webhook, the event's name and the chain object), so
- * that a receiver told of it twice can tell; an event of the relay's own gets an id of its own.
+ * relay that sees the event (a UUIDv8 mixing SHA-1 digests of the webhook's id and of the event's
+ * name with the chain object), so that a receiver told of it twice can tell; an event of the
+ * relay's own gets an id of its own. One digest an event, and one a webhook, kept.
  */
 export const sharedDeliveryIds = (event: string, data: unknown): DeliveryIds => {
     const object = chainObjectOf(data);
-    return object === undefined
-        ? newDeliveryId
-        : (webhookId) => v5(`${webhookId} ${event} ${object}`, CHAIN_EVENT_NAMESPACE);
+    if (object === undefined) {
+        return newDeliveryId;
+    }
+    const eventDigest = digestOf(`${event} ${object}`);
+    return (webhookId) => uuid8Of(eventDigest, webhookDigestOf(webhookId));
 };
 
 /** How the deliveries of an event get their ids. */

@@ -57,6 +57,7 @@ describe("delivery ids", () => {
 
         expect(sharedDeliveryIds("block.applied", JSON.parse(JSON.stringify(block)))("webhook-1")).toBe(id);
         expect(validate(id)).toBe(true);
+        expect(version(id)).toBe(8);
         expect(sharedDeliveryIds("block.applied", block)("webhook-2")).not.toBe(id);
         expect(sharedDeliveryIds("block.reverted", block)("webhook-1")).not.toBe(id);
 
@@ -65,6 +66,18 @@ describe("delivery ids", () => {
         expect(first).not.toBe(second);
         expect(version(first)).toBe(7);
         expect(version(freshDeliveryIds()("webhook-1"))).toBe(7);
+    });
+
+    it("derives a different id for every pair of chain event and webhook", () => {
+        const ids = new Set<string>();
+        for (let height = 0; height < 1_000; height++) {
+            const idOf = sharedDeliveryIds("block.applied", { id: `block-${height}`, height });
+            for (let webhook = 0; webhook < 20; webhook++) {
+                ids.add(idOf(`webhook-${webhook}`));
+            }
+        }
+
+        expect(ids.size).toBe(20_000);
     });
 
     it("shares ids between relays only with the shared register", () => {
