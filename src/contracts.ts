@@ -107,3 +107,16 @@ export interface OriginLoad {
     /** Paused by a Retry-After until then (epoch ms), or null. */
     pausedUntil: number | null;
 }
+
+/** Where the register of webhooks lives, as `GET /api` shows it. */
+export type RegisterState =
+    | { driver: "sqlite" }
+    | {
+          driver: "postgres";
+          /** Host, port and database; never the password. */
+          database: string;
+          /** This relay follows the shared register's changes now. */
+          following: boolean;
+          since: number;
+          reason: string | null;
+      };

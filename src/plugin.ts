@@ -3,6 +3,7 @@ import Hapi from "@hapi/hapi";
 import { connectionConfig, PostgresRegister } from "./cluster/postgres-register";
 import { RegisterFollower } from "./cluster/register-follower";
 import { PluginOptions } from "./config/options";
+import { RegisterState } from "./contracts";
 import { Resolver } from "./delivery/sender";
 import { EngineCallbacks, EngineHandle } from "./engine/engine-handle";
 import { InlineEngine } from "./engine/inline-engine";
@@ -238,6 +239,14 @@ export class WebhookPlugin {
         }
     }
 
+    private registerState(): RegisterState {
+        if (!this.shared) {
+            return { driver: "sqlite" };
+        }
+        const state = this.follower?.state() ?? { following: false, since: Date.now(), reason: "not started" };
+        return { driver: "postgres", database: this.shared.database, ...state };
+    }
+
     /** The first start with a shared register adds this relay's own webhooks to it (ids kept). */
     private async moveOwnRegisterOnce(shared: PostgresRegister): Promise<void> {
         if (importDone(this.store.register, MOVED_INTO_SHARED)) {
@@ -317,6 +326,7 @@ export class WebhookPlugin {
                     new ServiceController(info, listener.stats, {
                         storage: () => health.snapshot(),
                         spool: () => spool.stats(),
+                        register: () => this.registerState(),
                         pendingDeliveries: () => outbox.pendingCount(),
                         journalBacklog: () => journal.backlog(),
                         origins: () => engine.origins(),

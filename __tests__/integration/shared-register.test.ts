@@ -184,6 +184,8 @@ describe("several relays on one shared register (storage.driver postgres)", () =
     it("moves a relay's own register into the shared one at its first start with it, ids and tokens kept", async () => {
         const alone = await startPlugin();
         const own = (await create(alone, `${receiver.url}/own`)).body.data;
+        const status = await requestJson<{ data: { storage: { register: unknown } } }>(alone.url);
+        expect(status.body.data.storage.register).toEqual({ driver: "sqlite" });
         await alone.stop({ keepFiles: true });
 
         const joined = await startPlugin(relayOptions(postgres.url), { dir: alone.dir });
@@ -229,7 +231,25 @@ describe("several relays on one shared register (storage.driver postgres)", () =
         const { id } = (await create(relayA, receiver.url)).body.data;
         await untilShown(relayB, id, (status) => status === 200);
 
+        const registerOf = async (relay: RunningPlugin) =>
+            (await requestJson<{ data: { storage: { register: Record<string, unknown> } } }>(relay.url)).body.data
+                .storage.register;
+        expect(await registerOf(relayB)).toMatchObject({
+            driver: "postgres",
+            database: expect.stringMatching(/^PostgreSQL at 127\.0\.0\.1:\d+\/core_unitnet$/),
+            following: true,
+            reason: null,
+        });
+
         await postgres.stop();
+        const notFollowing = await eventually(
+            async () => {
+                const register = await registerOf(relayB);
+                return register.following === false ? register : undefined;
+            },
+            { timeoutMs: 10_000, intervalMs: 50 },
+        );
+        expect(notFollowing.reason).toEqual(expect.any(String));
         const refused = await create(relayA, receiver.url);
         expect(refused.status).toBe(503);
         expect(refused.text).toMatch(/shared register \(PostgreSQL at 127\.0\.0\.1:\d+\/core_unitnet\) cannot be used/);
@@ -247,6 +267,7 @@ describe("several relays on one shared register (storage.driver postgres)", () =
         );
         // B's listening connection broke with the outage: it connects again and reads everything.
         await untilShown(relayB, created.body.data.id, (status) => status === 200);
+        expect(await registerOf(relayB)).toMatchObject({ following: true, reason: null });
         expect(relayB.logs.join("\n")).toMatch(/cannot follow the shared register/);
     });
 

@@ -10,6 +10,15 @@ export interface FollowerHandlers {
     log(level: "info" | "warning", message: string): void;
 }
 
+/** Whether this relay follows the shared register now, for `GET /api`. */
+export interface FollowerState {
+    following: boolean;
+    /** Since when it follows, or since when it does not (ms since the epoch). */
+    since: number;
+    /** Why it does not, while it does not. */
+    reason: string | null;
+}
+
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
@@ -26,6 +35,7 @@ export class RegisterFollower {
     private failures = 0;
     private timer: NodeJS.Timeout | undefined;
     private stopped = false;
+    private current: FollowerState = { following: false, since: Date.now(), reason: "connecting" };
     private markSynchronised: () => void = () => undefined;
     private readonly firstSynchronised = new Promise<void>((resolve) => (this.markSynchronised = resolve));
 
@@ -36,6 +46,10 @@ export class RegisterFollower {
         private readonly relay: string,
         private readonly handlers: FollowerHandlers,
     ) {}
+
+    public state(): FollowerState {
+        return { ...this.current };
+    }
 
     public start(): void {
         void this.connect();
@@ -86,6 +100,7 @@ export class RegisterFollower {
         if (this.failures > 0) {
             this.handlers.log("info", `follows the shared register (${this.database}) again`);
         }
+        this.current = { following: true, since: Date.now(), reason: null };
         this.failures = 0;
         this.markSynchronised();
     }
@@ -126,6 +141,11 @@ export class RegisterFollower {
             return;
         }
         this.failures++;
+        if (this.current.following || this.current.reason === "connecting") {
+            this.current = { following: false, since: Date.now(), reason: reasonOf(error) };
+        } else {
+            this.current = { ...this.current, reason: reasonOf(error) };
+        }
         const wait = Math.min(RETRY_FIRST_MS * 2 ** (this.failures - 1), RETRY_MAX_MS);
         // Said at the 1st, 2nd, 4th, 8th... failure in a row: an outage of hours is a few lines.
         if ((this.failures & (this.failures - 1)) === 0) {

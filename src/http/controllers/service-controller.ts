@@ -1,4 +1,4 @@
-import { OriginLoad, SpoolStats, StorageState } from "../../contracts";
+import { OriginLoad, RegisterState, SpoolStats, StorageState } from "../../contracts";
 import { ListenerStats } from "../../events/listener";
 
 export interface ServiceInfo {
@@ -9,6 +9,8 @@ export interface ServiceInfo {
 /** What `GET /api` reports beside the listener's counters; each read may fail while the file does. */
 export interface ServiceProbes {
     storage: () => StorageState;
+    /** The register's driver and, when it is shared, whether this relay follows it. */
+    register: () => RegisterState;
     spool: () => SpoolStats;
     pendingDeliveries: () => number;
     journalBacklog: () => number;
@@ -38,7 +40,7 @@ export class ServiceController {
         return {
             data: {
                 ...this.info,
-                storage: { ...this.probes.storage(), spool: this.probes.spool() },
+                storage: { ...this.probes.storage(), spool: this.probes.spool(), register: this.probes.register() },
                 listener: {
                     ...this.listenerStats,
                     byEvent: Object.fromEntries(this.listenerStats.byEvent),
