@@ -215,7 +215,8 @@ describe("an operator's first hour, on a real local node", () => {
         // At debug, PostgreSQL's own log is printed too: a connection it had to cut would show.
         const node = run("npm start -- --fresh", { LOCAL_NODE_QUIET: "", LOCAL_NODE_LOG_LEVEL: "debug" });
         const ready = await readyOf(node);
-        expect(ready.height).toBe(1);
+        // A new chain: its genesis block, and on a slow start the first block forged before the line.
+        expect(ready.height).toBeLessThanOrEqual(2);
         const webhooks = await requestJson<{ data: unknown[] }>(`${ready.pluginUrl}/webhooks`);
         expect(webhooks.body.data).toEqual([]);
         node.child.kill("SIGINT");

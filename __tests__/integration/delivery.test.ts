@@ -67,6 +67,8 @@ describe("delivery to a real receiver", () => {
         expect(request.headers["webhook-id"]).toBe(delivery.id);
         const verifier = new StandardWebhook(Buffer.from(webhook.token, "hex"), { format: "raw" });
         expect(verifier.verify(request.body, request.headers as Record<string, string>)).toEqual(body);
+        // Announced once the outcome is written, from the engine's thread: it may come a moment after.
+        await eventually(async () => (running!.kernelEvents.length > 0 ? true : undefined), { intervalMs: 10 });
         expect(running.kernelEvents.map((event) => event.name)).toEqual(["webhooks.broadcasted"]);
     });
 
