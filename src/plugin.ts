@@ -3,7 +3,7 @@ import Hapi from "@hapi/hapi";
 import { connectionConfig, PostgresRegister } from "./cluster/postgres-register";
 import { RegisterFollower } from "./cluster/register-follower";
 import { PluginOptions } from "./config/options";
-import { RegisterState } from "./contracts";
+import { RegisterState, Webhook } from "./contracts";
 import { Resolver } from "./delivery/sender";
 import { EngineCallbacks, EngineHandle } from "./engine/engine-handle";
 import { InlineEngine } from "./engine/inline-engine";
@@ -137,8 +137,7 @@ export class WebhookPlugin {
                 removed: (id) => this.engine.webhookRemoved(id),
             },
             this.shared,
-            (webhook, reason) =>
-                logger.warning(`${name} leaves webhook ${webhook.id} out: its conditions do not compile (${reason})`),
+            (webhook, reason) => this.leaveOut(webhook, reason),
         );
         this.journal = new JournalWriter({
             folder: journalFolderOf(environment.file),
@@ -172,17 +171,20 @@ export class WebhookPlugin {
     /** Imports ARK's register once, loads the index, then serves and delivers. */
     public async start(wallets?: WalletRoutes): Promise<void> {
         this.checkpointer.start();
-        const { logger, name } = this.environment;
         if (!this.shared) {
             await this.importArkRegister();
         }
-        this.register.loadIndex((webhook, reason) =>
-            logger.warning(`${name} leaves webhook ${webhook.id} out: its conditions do not compile (${reason})`),
-        );
+        this.register.loadIndex((webhook, reason) => this.leaveOut(webhook, reason));
         await this.engine.start();
         await this.followSharedRegister();
         this.server = await this.createServer(wallets);
         await this.server.start();
+    }
+
+    /** Says that a webhook stays out of the index: its conditions do not compile (stored by a version that validated less). */
+    private leaveOut(webhook: Webhook, reason: string): void {
+        const { logger, name } = this.environment;
+        logger.warning(`${name} leaves webhook ${webhook.id} out: its conditions do not compile (${reason})`);
     }
 
     /** Imports ARK's register once, when its file is there (with a shared register, into the shared one). */
@@ -234,7 +236,7 @@ export class WebhookPlugin {
         this.follower.start();
         if (await this.follower.synchronised(options.storage.postgres.connectionTimeoutMs)) {
             logger.info(
-                `${name} follows the shared register (${shared.database}): ${register.local().length} webhooks`,
+                `${name} follows the shared register (${shared.database}): ${register.page(1, 1).totalCount} webhooks`,
             );
         }
     }
