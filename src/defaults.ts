@@ -28,6 +28,11 @@ export const defaults: RawOptions = {
             url: readString("DATABASE_URL", ""),
             poolSize: readNumber("POSTGRES_POOL_SIZE", 4),
             connectionTimeoutMs: readNumber("POSTGRES_CONNECTION_TIMEOUT", 5_000),
+            // How long a delivery a relay claimed stays its own: a relay that stops mid-attempt
+            // leaves it to another after this (never less than the delivery timeout and a second).
+            leaseMs: readNumber("POSTGRES_LEASE_MS", 60_000),
+            // Said in the deliveries of this relay's own events (peers, lifecycle); empty: host:port.
+            relayName: readString("RELAY_NAME", ""),
         },
     },
     delivery: {

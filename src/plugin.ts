@@ -1,6 +1,8 @@
 import Hapi from "@hapi/hapi";
 
-import { connectionConfig, PostgresRegister } from "./cluster/postgres-register";
+import { PostgresDeliveries } from "./cluster/postgres-deliveries";
+import { PostgresRegister } from "./cluster/postgres-register";
+import { connectionConfig } from "./cluster/shared-database";
 import { RegisterFollower } from "./cluster/register-follower";
 import { PluginOptions } from "./config/options";
 import { RegisterState, Webhook } from "./contracts";
@@ -91,6 +93,8 @@ export class WebhookPlugin {
     private readonly checkpointer: Checkpointer;
     /** The register every relay shares, with storage.driver "postgres". */
     private readonly shared: PostgresRegister | undefined;
+    /** The deliveries every relay shares, as the API reads them, with storage.driver "postgres". */
+    private readonly sharedDeliveries: PostgresDeliveries | undefined;
     private follower: RegisterFollower | undefined;
 
     public constructor(
@@ -147,7 +151,14 @@ export class WebhookPlugin {
         this.outbox = new DeliveryStore(this.store.outbox);
         this.engine = this.createEngine();
         const errors = new ThrottledLog((message) => logger.error(`${name} ${message}`));
-        this.deliveries = new DeliveryService(this.outbox, (webhookId) => this.engine.wake([webhookId]));
+        this.sharedDeliveries = this.shared
+            ? new PostgresDeliveries(options.storage.postgres, this.shared.relay)
+            : undefined;
+        this.deliveries = new DeliveryService(
+            this.outbox,
+            (webhookId) => this.engine.wake([webhookId]),
+            this.sharedDeliveries,
+        );
         this.spool = new JournalSpool(
             { maxBytes: options.storage.spoolMaxBytes, retryMs: SPOOL_RETRY_MS },
             {
@@ -163,6 +174,7 @@ export class WebhookPlugin {
             journal: (event) => this.spool.append(event),
             matchingBudgetMs: options.limits.matchingBudgetMs,
             deliveryIds: deliveryIdScheme(options),
+            relayName: this.shared ? options.storage.postgres.relayName : undefined,
             onError: (error, event) =>
                 errors.write("listener", `could not queue the deliveries of ${event}: ${String(error)}`),
         });
@@ -280,6 +292,7 @@ export class WebhookPlugin {
         this.server = undefined;
         await this.follower?.stop();
         await this.shared?.close();
+        await this.sharedDeliveries?.close();
         this.spool.stop();
         this.journal.close();
         this.writes.flush();

@@ -80,7 +80,7 @@ describe("several relays on one shared register (storage.driver postgres)", () =
         expect(delivery.headers["webhook-signature"]).toMatch(/^v1,/);
     });
 
-    it("delivers a chain event that two relays see under one webhook-id, and an event of a relay's own under an id per relay", async () => {
+    it("delivers a chain event that two relays see once, under one webhook-id, and an event of a relay's own once per relay, naming it", async () => {
         const [chain, deferred, own] = [new Receiver(), new Receiver(), new Receiver()];
         await Promise.all([chain.start(), deferred.start(), own.start()]);
         try {
@@ -112,30 +112,41 @@ describe("several relays on one shared register (storage.driver postgres)", () =
                 relay.plugin.listener.handle({ name: "block.applied", data: { id: "block-7", height: 7 } });
                 relay.plugin.listener.handle({ name: "forger.started", data: { activeDelegates: [] } });
             }
-            const webhookIds = async (receiver: Receiver): Promise<string[]> =>
+            const webhookIds = async (receiver: Receiver, count: number): Promise<string[]> =>
                 (
-                    await eventually(async () => (receiver.requests.length >= 2 ? receiver.requests : undefined), {
+                    await eventually(async () => (receiver.requests.length >= count ? receiver.requests : undefined), {
                         timeoutMs: 10_000,
                         intervalMs: 20,
                     })
                 ).map((request) => String(request.headers["webhook-id"]));
 
-            const [chainIds, deferredIds, ownIds] = await Promise.all([chain, deferred, own].map(webhookIds));
-            expect(chainIds).toHaveLength(2);
-            expect(new Set(chainIds).size).toBe(1);
-            expect(deferredIds).toHaveLength(2);
-            expect(new Set(deferredIds).size).toBe(1);
-            expect(deferredIds[0]).not.toBe(chainIds[0]);
+            const ownIds = await webhookIds(own, 2);
             expect(new Set(ownIds).size).toBe(2);
+            expect(
+                own.requests.map((request) => (JSON.parse(request.body) as { relay?: string }).relay).sort(),
+            ).toEqual([relayA, relayB].map((relay) => relay.plugin.options.storage.postgres.relayName).sort());
+            const [chainIds, deferredIds] = await Promise.all([webhookIds(chain, 1), webhookIds(deferred, 1)]);
+            expect(deferredIds[0]).not.toBe(chainIds[0]);
+            expect(JSON.parse(chain.requests[0].body)).not.toHaveProperty("relay");
 
             // The same chain event again on one relay owes the delivery already made, and holds nothing up.
             relayA.plugin.listener.handle({ name: "block.applied", data: { id: "block-7", height: 7 } });
             relayA.plugin.listener.handle({ name: "block.applied", data: { id: "block-8", height: 8 } });
-            await eventually(async () => (chain.requests.length >= 3 ? true : undefined), {
+            await eventually(async () => (chain.requests.length >= 2 ? true : undefined), {
                 timeoutMs: 10_000,
                 intervalMs: 20,
             });
-            expect(JSON.parse(chain.requests[2].body)).toMatchObject({ data: { id: "block-8" } });
+            expect(JSON.parse(chain.requests[1].body)).toMatchObject({ data: { id: "block-8" } });
+            // Each chain event was delivered once, whichever relays saw it.
+            expect(chain.requests.map((request) => JSON.parse(request.body).data.id)).toEqual(["block-7", "block-8"]);
+            await eventually(async () => (deferred.requests.length >= 2 ? true : undefined), {
+                timeoutMs: 10_000,
+                intervalMs: 20,
+            });
+            expect(deferred.requests.map((request) => JSON.parse(request.body).data.id)).toEqual([
+                "block-7",
+                "block-8",
+            ]);
         } finally {
             await Promise.all([chain.stop(), deferred.stop(), own.stop()]);
         }
@@ -280,7 +291,7 @@ describe("several relays on one shared register (storage.driver postgres)", () =
             try {
                 const refused = await create(newer, receiver.url);
                 expect(refused.status).toBe(503);
-                expect(refused.text).toMatch(/schema version 99 is newer than this plugin's 1; upgrade the plugin/);
+                expect(refused.text).toMatch(/schema version 99 is newer than this plugin's 2; upgrade the plugin/);
             } finally {
                 await newer.stop();
             }

@@ -38,3 +38,74 @@ export const killHard = (child: ChildProcess): Promise<void> =>
         child.once("exit", () => done());
         child.kill("SIGKILL");
     });
+
+/** A relay on a shared PostgreSQL in a process of its own (relay-process.ts), fed by commands. */
+export class RelayProcess {
+    public readonly child: ChildProcess;
+    public readonly url: Promise<string>;
+    private output = "";
+
+    public constructor(
+        dir: string,
+        postgresUrl: string,
+        public readonly name: string,
+    ) {
+        this.child = spawn(
+            process.execPath,
+            ["-r", "ts-node/register/transpile-only", resolve(__dirname, "relay-process.ts"), dir, postgresUrl, name],
+            { stdio: ["pipe", "pipe", "pipe"], cwd: resolve(__dirname, "../..") },
+        );
+        this.child.stdout?.on("data", (chunk: Buffer) => (this.output += chunk.toString()));
+        this.child.stderr?.on("data", (chunk: Buffer) => (this.output += chunk.toString()));
+        this.url = this.line("READY");
+    }
+
+    /** Feeds events <event>-<from>..<event>-<to>, one every `intervalMs`; settles when all were handled. */
+    public feed(event: string, from: number, to: number, intervalMs: number): Promise<string> {
+        this.child.stdin?.write(`FEED ${event} ${from} ${to} ${intervalMs}\n`);
+        return this.line("FED", String(to));
+    }
+
+    public async stop(): Promise<void> {
+        if (this.child.exitCode !== null || this.child.signalCode !== null) {
+            return;
+        }
+        const exited = new Promise((done) => this.child.once("exit", done));
+        this.child.stdin?.write("STOP\n");
+        await exited;
+    }
+
+    public kill(): Promise<void> {
+        return killHard(this.child);
+    }
+
+    private line(word: string, value?: string): Promise<string> {
+        return new Promise((resolveLine, reject) => {
+            const look = (): boolean => {
+                const found = this.output
+                    .split("\n")
+                    .find(
+                        (candidate) =>
+                            candidate.startsWith(`${word} `) &&
+                            (value === undefined || candidate === `${word} ${value}`),
+                    );
+                if (found) {
+                    resolveLine(found.slice(word.length + 1).trim());
+                }
+                return found !== undefined;
+            };
+            if (look()) {
+                return;
+            }
+            const onData = () => {
+                if (look()) {
+                    this.child.stdout?.off("data", onData);
+                }
+            };
+            this.child.stdout?.on("data", onData);
+            this.child.once("exit", (code, signal) =>
+                reject(new Error(`relay ${this.name} exited (${code ?? signal}) before ${word}:\n${this.output}`)),
+            );
+        });
+    }
+}

@@ -13,9 +13,9 @@ const ALLOWED: Record<string, readonly string[]> = {
     store: ["contracts", "logging", "worker"],
     events: ["contracts", "store"],
     webhooks: ["contracts", "events", "store"],
-    cluster: ["contracts", "webhooks"],
+    cluster: ["contracts", "store", "webhooks"],
     delivery: ["contracts", "events", "net", "store"],
-    engine: ["config", "contracts", "delivery", "events", "logging", "store", "worker"],
+    engine: ["cluster", "config", "contracts", "delivery", "events", "logging", "store", "worker"],
     http: ["contracts", "events", "net", "webhooks"],
     wallets: ["http", "identifiers"],
     plugin: [

@@ -1,9 +1,10 @@
 import { randomUUID } from "crypto";
-import { Pool, PoolClient, PoolConfig } from "pg";
+import { PoolClient } from "pg";
 
 import { Condition, MatchMode, Webhook } from "../contracts";
-import { SharedRegisterError, SharedRegisterStore } from "../webhooks/shared-register";
-import { migratePostgres, SCHEMA, SchemaTooNewError } from "./postgres-schema";
+import { SharedRegisterStore } from "../webhooks/shared-register";
+import { SCHEMA } from "./postgres-schema";
+import { PostgresOptions, SharedDatabase } from "./shared-database";
 
 /** Where every change to the shared register is announced, with the webhook's id. */
 export const REGISTER_CHANNEL = "core_wallet_webhooks_register";
@@ -47,56 +48,25 @@ const valuesOf = (webhook: Webhook): unknown[] => [
     webhook.updatedAt,
 ];
 
-export interface PostgresOptions {
-    url: string;
-    poolSize: number;
-    connectionTimeoutMs: number;
-}
-
-/** The database a URL names, for messages: host, port and database, never the password. */
-export const describeDatabase = (url: string): string => {
-    try {
-        const parsed = new URL(url);
-        return `PostgreSQL at ${parsed.hostname}:${parsed.port || "5432"}${parsed.pathname}`;
-    } catch {
-        return "PostgreSQL";
-    }
-};
-
-export const connectionConfig = (options: PostgresOptions): PoolConfig => ({
-    connectionString: options.url,
-    connectionTimeoutMillis: options.connectionTimeoutMs,
-    // A query the network left hanging fails instead of holding a request for ever.
-    query_timeout: Math.max(10_000, options.connectionTimeoutMs * 2),
-    application_name: "core-wallet-webhooks",
-});
-
 /**
  * The register of webhooks in a PostgreSQL every relay shares. Each write is one transaction that
  * also announces the webhook's id on REGISTER_CHANNEL (NOTIFY is sent on commit), so every relay
  * that listens reads the change within moments.
  */
 export class PostgresRegister implements SharedRegisterStore {
-    private readonly pool: Pool;
-    private migrated: Promise<void> | undefined;
+    private readonly db: SharedDatabase;
     public readonly database: string;
     /** This relay's name in the notices it sends, so that it can pass over its own. */
     public readonly relay = randomUUID();
 
     public constructor(options: PostgresOptions) {
-        this.database = describeDatabase(options.url);
-        this.pool = new Pool({ ...connectionConfig(options), max: options.poolSize });
-        // An idle client whose connection broke: the pool drops it; the next query opens another.
-        this.pool.on("error", () => undefined);
+        this.db = new SharedDatabase(options);
+        this.database = this.db.description;
     }
 
     /** Creates or upgrades the shared schema once per run; refuses a schema newer than the plugin. */
     public migrate(): Promise<void> {
-        this.migrated ??= this.withClient(migratePostgres).catch((error: unknown) => {
-            this.migrated = undefined;
-            throw error;
-        });
-        return this.migrated;
+        return this.db.migrate();
     }
 
     // Each write is one statement, and so its own transaction: the change and its notice commit
@@ -202,7 +172,7 @@ export class PostgresRegister implements SharedRegisterStore {
     }
 
     public async close(): Promise<void> {
-        await this.pool.end();
+        await this.db.close();
     }
 
     /** The notice of a change: the webhook, and this relay (which applied its own change already). */
@@ -211,61 +181,10 @@ export class PostgresRegister implements SharedRegisterStore {
     }
 
     private read<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-        return this.withClient(async (client) => {
-            await this.migrate();
-            return work(client);
-        });
+        return this.db.read(work);
     }
 
     private transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-        return this.read(async (client) => {
-            await client.query("BEGIN");
-            try {
-                const result = await work(client);
-                await client.query("COMMIT");
-                return result;
-            } catch (error) {
-                await client.query("ROLLBACK").catch(() => undefined);
-                throw error;
-            }
-        });
-    }
-
-    /** Runs `work` on a pooled client; a failure of the database (not of `work`'s own checks) becomes a SharedRegisterError. */
-    private async withClient<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-        let client: PoolClient;
-        try {
-            client = await this.pool.connect();
-        } catch (error) {
-            throw this.unreachable(error);
-        }
-        try {
-            return await work(client);
-        } catch (error) {
-            throw isDatabaseError(error) ? this.unreachable(error) : error;
-        } finally {
-            client.release();
-        }
-    }
-
-    private unreachable(error: unknown): SharedRegisterError {
-        if (error instanceof SharedRegisterError) {
-            return error;
-        }
-        const reason = error instanceof Error ? error.message : String(error);
-        return new SharedRegisterError(`the shared register (${this.database}) cannot be used: ${reason}`);
+        return this.db.transaction(work);
     }
 }
-
-/** An error of the database or the connection, as opposed to one thrown by the caller's own checks. */
-const isDatabaseError = (error: unknown): boolean => {
-    if (!(error instanceof Error)) {
-        return false;
-    }
-    const code = (error as { code?: unknown }).code;
-    return (
-        typeof code === "string" ||
-        error instanceof SchemaTooNewError ||
-        /connection|timeout|terminat/i.test(error.message)
-    );
-};

@@ -19,6 +19,39 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
         updated_at BIGINT NOT NULL
     );
     `,
+    // Deliveries every relay forwards and any relay makes. A delivery's id is the unique key that
+    // makes a chain event seen by several relays one delivery (see store/delivery-id.ts); a
+    // relay delivering it holds it by a lease: lease_owner, and next_attempt_at as the lease's end.
+    `
+    CREATE TABLE ${SCHEMA}.deliveries (
+        seq BIGSERIAL PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        webhook_id TEXT NOT NULL REFERENCES ${SCHEMA}.webhooks (id) ON DELETE CASCADE,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_attempt_at BIGINT,
+        reason TEXT,
+        lease_owner TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE INDEX deliveries_pending ON ${SCHEMA}.deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
+    CREATE INDEX deliveries_due ON ${SCHEMA}.deliveries (next_attempt_at) WHERE status = 'pending';
+    CREATE INDEX deliveries_of_webhook ON ${SCHEMA}.deliveries (webhook_id, seq);
+    CREATE INDEX deliveries_finished ON ${SCHEMA}.deliveries (webhook_id, updated_at) WHERE status <> 'pending';
+    CREATE TABLE ${SCHEMA}.attempts (
+        delivery_id TEXT NOT NULL REFERENCES ${SCHEMA}.deliveries (id) ON DELETE CASCADE,
+        number INTEGER NOT NULL,
+        started_at BIGINT NOT NULL,
+        duration_ms DOUBLE PRECISION NOT NULL,
+        status_code INTEGER,
+        error TEXT,
+        response_excerpt TEXT,
+        PRIMARY KEY (delivery_id, number)
+    );
+    `,
 ];
 
 /** The shared schema is newer than this plugin: another relay runs a newer version. */

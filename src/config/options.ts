@@ -1,3 +1,5 @@
+import { hostname } from "os";
+
 import { configSchema } from "./schema";
 
 export interface PluginOptions {
@@ -12,7 +14,7 @@ export interface PluginOptions {
         spoolMaxBytes: number;
         /** Where the register of webhooks lives: this relay's SQLite file, or a PostgreSQL every relay shares. */
         driver: "sqlite" | "postgres";
-        postgres: { url: string; poolSize: number; connectionTimeoutMs: number };
+        postgres: { url: string; poolSize: number; connectionTimeoutMs: number; leaseMs: number; relayName: string };
     };
     delivery: {
         timeoutMs: number;
@@ -68,6 +70,13 @@ export const parseOptions = (raw: unknown): PluginOptions => {
 /** Applies the aliases of ARK's core-webhooks to the validated configuration. */
 export const resolveOptions = (validated: PluginOptions): PluginOptions => ({
     ...validated,
+    storage: {
+        ...validated.storage,
+        postgres: {
+            ...validated.storage.postgres,
+            relayName: validated.storage.postgres.relayName || `${hostname()}:${validated.server.http.port}`,
+        },
+    },
     delivery: {
         ...validated.delivery,
         timeoutMs: validated.timeout ?? validated.delivery.timeoutMs,

@@ -43,6 +43,8 @@ export const configSchema = Joi.object({
             }),
             poolSize: positiveInteger.required(),
             connectionTimeoutMs: positiveInteger.required(),
+            leaseMs: positiveInteger.min(1_000).required(),
+            relayName: Joi.string().allow("").max(200).required(),
         }).required(),
     }).required(),
     delivery: Joi.object({

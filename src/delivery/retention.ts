@@ -1,4 +1,3 @@
-import { DeliveryStore } from "../store/delivery-store";
 import { StorageHealth } from "../store/storage-health";
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -9,7 +8,8 @@ export class Retention {
     private timer: NodeJS.Timeout | undefined;
 
     public constructor(
-        private readonly outbox: Pick<DeliveryStore, "purgeFinishedBefore">,
+        /** This relay's file, or the outbox every relay shares (which answers later). */
+        private readonly outbox: { purgeFinishedBefore(cutoff: number): number | Promise<number> },
         private readonly retentionDays: number,
         private readonly health: Pick<StorageHealth, "failed">,
         private readonly clock: () => number = Date.now,
@@ -28,7 +28,10 @@ export class Retention {
 
     private purge(): void {
         try {
-            this.outbox.purgeFinishedBefore(this.clock() - this.retentionDays * DAY_MS);
+            const purged = this.outbox.purgeFinishedBefore(this.clock() - this.retentionDays * DAY_MS);
+            if (purged instanceof Promise) {
+                purged.catch((error: unknown) => this.health.failed("purge", error));
+            }
         } catch (error) {
             this.health.failed("purge", error);
         }

@@ -1,8 +1,13 @@
+import { randomUUID } from "crypto";
 import { performance } from "perf_hooks";
 
+import { ChannelListener } from "../cluster/channel-listener";
+import { DELIVERIES_CHANNEL, PostgresDeliveries } from "../cluster/postgres-deliveries";
+import { connectionConfig } from "../cluster/shared-database";
 import { OriginLoad, Webhook } from "../contracts";
 import { PluginOptions } from "../config/options";
 import { announceAttempt } from "../delivery/announcer";
+import { ClusterDispatcher } from "../delivery/cluster-dispatcher";
 import { DeliveryDispatcher, DeliveryReport } from "../delivery/dispatcher";
 import { JournalExpander } from "../delivery/journal-expander";
 import { Retention } from "../delivery/retention";
@@ -74,9 +79,16 @@ export class DeliveryEngine {
     private readonly index: WebhookIndex;
     private readonly outbox: DeliveryStore;
     private readonly sender: DeliverySender;
-    private readonly dispatcher: DeliveryDispatcher;
+    private readonly dispatcher: DeliveryDispatcher | ClusterDispatcher;
     private readonly journal: JournalReader;
     private readonly retention: Retention;
+    /** With storage.driver "postgres": the outbox every relay shares, and the notices of its due work. */
+    private readonly cluster:
+        | { outbox: PostgresDeliveries; notices: ChannelListener; retention: Retention }
+        | undefined;
+    private sharedCounts = { pending: 0, dead: 0 };
+    private countsTimer: NodeJS.Timeout | undefined;
+    private stopping = false;
     public readonly metrics: EngineMetrics;
 
     public constructor(
@@ -107,26 +119,57 @@ export class DeliveryEngine {
                     `skipped ${bytes} bytes at the end of journal segment ${segment}: a record torn when the process stopped mid-write (its event was never acknowledged)`,
                 ),
         });
-        this.dispatcher = new DeliveryDispatcher(options.delivery, {
-            outbox: this.outbox,
-            expander: new JournalExpander({
-                journal: this.journal,
-                matcherOf: (id) => this.index.matcherOf(id),
-                now: () => performance.now(),
-                deliveryIds: deliveryIdScheme(options),
-            }),
-            sender: this.sender,
-            findWebhook: (id) => this.index.get(id),
-            disableWebhook: (id, reason) => host.disable(id, reason),
-            health,
-            onReport: (report) => this.reported(report),
-            onError: (error) => errors.write("delivery", `delivery error: ${String(error)}`),
-            makeRoom: () => this.db.pragma("wal_checkpoint(PASSIVE)"),
+        const expander = new JournalExpander({
+            journal: this.journal,
+            matcherOf: (id) => this.index.matcherOf(id),
+            now: () => performance.now(),
+            deliveryIds: deliveryIdScheme(options),
         });
+        const dispatcherDependencies = {
+            expander,
+            sender: this.sender,
+            findWebhook: (id: string) => this.index.get(id),
+            disableWebhook: (id: string, reason: string) => host.disable(id, reason),
+            health,
+            onReport: (report: DeliveryReport) => this.reported(report),
+            onError: (error: unknown) => errors.write("delivery", `delivery error: ${String(error)}`),
+        };
+        if (options.storage.driver === "postgres") {
+            // Its name says which relay holds a lease; the id, which run of it (a restart holds none of the last run's).
+            const leaseOwner = `${options.storage.postgres.relayName} ${randomUUID()}`;
+            const outbox = new PostgresDeliveries(options.storage.postgres, leaseOwner);
+            const dispatcher = new ClusterDispatcher(
+                // A lease outlives the longest attempt, so that no other relay takes a delivery under way.
+                {
+                    ...options.delivery,
+                    leaseMs: Math.max(options.storage.postgres.leaseMs, options.delivery.timeoutMs + 1_000),
+                },
+                {
+                    ...dispatcherDependencies,
+                    local: this.outbox,
+                    shared: outbox,
+                    enabledWebhookIds: () => this.index.ids(),
+                },
+            );
+            this.dispatcher = dispatcher;
+            this.cluster = {
+                outbox,
+                notices: new ChannelListener(connectionConfig(options.storage.postgres), DELIVERIES_CHANNEL, () =>
+                    dispatcher.lookAgain(),
+                ),
+                retention: new Retention(outbox, options.delivery.retentionDays, health),
+            };
+        } else {
+            this.dispatcher = new DeliveryDispatcher(options.delivery, {
+                ...dispatcherDependencies,
+                outbox: this.outbox,
+                makeRoom: () => this.db.pragma("wal_checkpoint(PASSIVE)"),
+            });
+        }
         this.retention = new Retention(this.outbox, options.delivery.retentionDays, health);
         this.metrics = new EngineMetrics({
-            pending: () => this.outbox.pendingCount(),
-            dead: () => this.outbox.deadCount(),
+            pending: () => this.outbox.pendingCount() + this.sharedCounts.pending,
+            dead: () => this.outbox.deadCount() + this.sharedCounts.dead,
             origins: () => this.dispatcher.origins.loads(),
         });
     }
@@ -138,6 +181,11 @@ export class DeliveryEngine {
         }
         this.dispatcher.start();
         this.retention.start();
+        if (this.cluster) {
+            this.cluster.notices.start();
+            this.cluster.retention.start();
+            this.countShared();
+        }
     }
 
     public wake(webhookIds: readonly string[]): void {
@@ -164,11 +212,35 @@ export class DeliveryEngine {
 
     /** Stops taking work, waits for the attempts under way and records them, then closes. */
     public async stop(): Promise<void> {
+        this.stopping = true;
         this.retention.stop();
+        clearTimeout(this.countsTimer);
+        this.cluster?.retention.stop();
+        await this.cluster?.notices.stop();
         await this.dispatcher.stop();
+        await this.cluster?.outbox.close();
         await this.sender.close();
         this.journal.close();
         this.db.close();
+    }
+
+    /** The shared outbox's sizes for the metrics, read every 10 s (a scrape must not wait on the database). */
+    private countShared(): void {
+        const cluster = this.cluster;
+        if (!cluster || this.stopping) {
+            return;
+        }
+        cluster.outbox
+            .counts()
+            .then((counts) => (this.sharedCounts = counts))
+            .catch(() => undefined)
+            .finally(() => {
+                if (this.stopping) {
+                    return;
+                }
+                this.countsTimer = setTimeout(() => this.countShared(), 10_000);
+                this.countsTimer.unref();
+            });
     }
 
     private reported(report: DeliveryReport): void {

@@ -1,6 +1,6 @@
 import { performance } from "perf_hooks";
 
-import { DeliveryIds, DeliveryIdScheme, freshDeliveryIds } from "../store/delivery-id";
+import { chainObjectOf, DeliveryIds, DeliveryIdScheme, freshDeliveryIds } from "../store/delivery-id";
 import { JournaledEvent } from "../store/event-journal";
 import { OWN_EVENT_PREFIX } from "./catalogue";
 import { deliveryBody } from "./serialize-payload";
@@ -34,6 +34,8 @@ export interface ListenerDependencies {
     matchingBudgetMs: number;
     /** How deliveries get their ids; by default each its own (see store/delivery-id.ts). */
     deliveryIds?: DeliveryIdScheme;
+    /** Several relays on one register: this relay's name, said in the deliveries of events of its own. */
+    relayName?: string;
 }
 
 const toOwed = (webhookIds: readonly { id: string }[], idOf: DeliveryIds) =>
@@ -73,7 +75,9 @@ export class KernelEventListener {
                 return;
             }
             // Every webhook of an event gets the same bytes: serialise once.
-            const body = deliveryBody(name, now, data);
+            const { relayName } = this.dependencies;
+            const relay = relayName !== undefined && chainObjectOf(data) === undefined ? relayName : undefined;
+            const body = deliveryBody(name, now, data, relay);
             this.dependencies.journal({
                 event: name,
                 body,

@@ -13,9 +13,14 @@ const replaceSpecial = (raw: unknown, value: unknown): unknown => {
     return value;
 };
 
-/** The body of a delivery of `event`, as every attempt posts it: ARK's shape. */
-export const deliveryBody = (event: string, timestamp: number, payload: unknown): string =>
-    `{"timestamp":${timestamp},"event":${JSON.stringify(event)},"data":${serializePayload(payload)}}`;
+/**
+ * The body of a delivery of `event`, as every attempt posts it: ARK's shape, and with several
+ * relays on one register, the relay that saw an event of its own (its peers, its lifecycle).
+ */
+export const deliveryBody = (event: string, timestamp: number, payload: unknown, relay?: string): string =>
+    `{"timestamp":${timestamp},"event":${JSON.stringify(event)},"data":${serializePayload(payload)}${
+        relay === undefined ? "" : `,"relay":${JSON.stringify(relay)}`
+    }}`;
 
 /**
  * The JSON text of an event payload as deliveries carry it: big numbers as integer strings,

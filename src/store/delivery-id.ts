@@ -42,12 +42,34 @@ const uuid8Of = (left: Buffer, right: Buffer): string => {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
     value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** The round of a delegate wallet: a live wallet's attribute, or its serialised form's. */
+const roundOfDelegate = (wallet: unknown): unknown => {
+    if (!isRecord(wallet)) {
+        return undefined;
+    }
+    if (typeof wallet.getAttribute === "function") {
+        try {
+            return (wallet.getAttribute as (key: string) => unknown)("delegate.round");
+        } catch {
+            return undefined;
+        }
+    }
+    const attributes = isRecord(wallet.attributes) ? wallet.attributes.attributes : undefined;
+    const delegate = isRecord(attributes) ? attributes.delegate : undefined;
+    return isRecord(delegate) ? delegate.round : undefined;
+};
+
 /**
  * The chain object an event is about, when it is one every node following the chain sees alike: a
- * block or a transaction (`data.id`), or a vote (`data.transaction.id`). Undefined for the events of
- * the node itself (its lifecycle, its peers, its caches, its rounds as it computes them).
+ * block or a transaction (`data.id`), a vote (`data.transaction.id`), or a round (the delegates of
+ * `round.created`, by their round). Undefined for the events of the node itself (its lifecycle, its
+ * peers, its caches).
  */
 export const chainObjectOf = (data: unknown): string | undefined => {
+    if (Array.isArray(data)) {
+        const round = data.length > 0 ? roundOfDelegate(data[0]) : undefined;
+        return typeof round === "number" && Number.isInteger(round) ? `round ${round}` : undefined;
+    }
     if (!isRecord(data)) {
         return undefined;
     }

@@ -69,6 +69,7 @@ export interface NewDelivery {
 export class DeliveryStore {
     private readonly statements;
     private readonly recordInTransaction: (outcomes: readonly AttemptOutcome[]) => void;
+    private readonly removeInTransaction: (ids: readonly string[]) => void;
 
     public constructor(db: SqliteDatabase) {
         this.statements = {
@@ -127,6 +128,10 @@ export class DeliveryStore {
                  ORDER BY updated_at DESC, seq DESC LIMIT ?`,
             ),
             purge: db.prepare<[number]>("DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < ?"),
+            oldestPending: db.prepare<[number], DeliveryRow>(
+                `SELECT ${COLUMNS} FROM deliveries WHERE status = 'pending' ORDER BY next_attempt_at, seq LIMIT ?`,
+            ),
+            remove: db.prepare<[string]>("DELETE FROM deliveries WHERE id = ?"),
             pendingCount: db.prepare<[], { total: number }>(
                 "SELECT COUNT(*) AS total FROM deliveries WHERE status = 'pending'",
             ),
@@ -134,6 +139,9 @@ export class DeliveryStore {
                 "SELECT COUNT(*) AS total FROM deliveries WHERE status = 'dead'",
             ),
         };
+        this.removeInTransaction = db.transaction((ids: readonly string[]) =>
+            ids.forEach((id) => this.statements.remove.run(id)),
+        );
         this.recordInTransaction = db.transaction((outcomes: readonly AttemptOutcome[]) =>
             outcomes.forEach((outcome) => this.recordOne(outcome)),
         );
@@ -229,6 +237,16 @@ export class DeliveryStore {
             streak++;
         }
         return streak;
+    }
+
+    /** The oldest pending deliveries, in the order they were owed (the ones a shared outbox is given next). */
+    public oldestPending(limit: number): Delivery[] {
+        return this.statements.oldestPending.all(limit).map(rowToDelivery);
+    }
+
+    /** Deletes deliveries (and their attempts) that now live elsewhere, in one transaction. */
+    public remove(ids: readonly string[]): void {
+        this.removeInTransaction(ids);
     }
 
     public purgeFinishedBefore(cutoff: number): number {

@@ -4,30 +4,58 @@ import { PING_EVENT } from "../events/catalogue";
 import { deliveryBody } from "../events/serialize-payload";
 import { DeliveryStore } from "../store/delivery-store";
 
-/** The deliveries of a webhook as the API sees them: listed, shown, sent again, and pinged. */
+/** The deliveries every relay shares (storage.driver "postgres"), as the API reads and redelivers them. */
+export interface SharedDeliveries {
+    page(webhookId: string, offset: number, limit: number): Promise<{ deliveries: Delivery[]; totalCount: number }>;
+    find(webhookId: string, id: string): Promise<Delivery | undefined>;
+    attempts(deliveryId: string): Promise<Attempt[]>;
+    /** Makes a delivery due again now and tells every relay; undefined when it does not exist. */
+    redeliver(webhookId: string, id: string, now: number): Promise<Delivery | undefined>;
+}
+
+/**
+ * The deliveries of a webhook as the API sees them: listed, shown, sent again, and pinged. With
+ * one relay they live in its file; with several on one register, in the outbox they share (a ping
+ * is owed in this relay's file first, like an event, and forwarded from there).
+ */
 export class DeliveryService {
     public constructor(
         private readonly outbox: DeliveryStore,
         /** Tells the dispatcher that a webhook has a delivery due now. */
         private readonly wake: (webhookId: string) => void,
+        private readonly shared?: SharedDeliveries,
     ) {}
 
     /** One page (1-based) of a webhook's deliveries, newest first. */
-    public page(webhookId: string, page: number, limit: number): { deliveries: Delivery[]; totalCount: number } {
-        return this.outbox.page(webhookId, (page - 1) * limit, limit);
+    public async page(
+        webhookId: string,
+        page: number,
+        limit: number,
+    ): Promise<{ deliveries: Delivery[]; totalCount: number }> {
+        const offset = (page - 1) * limit;
+        return this.shared ? this.shared.page(webhookId, offset, limit) : this.outbox.page(webhookId, offset, limit);
     }
 
-    public find(webhookId: string, deliveryId: string): Delivery | undefined {
-        return this.outbox.find(webhookId, deliveryId);
+    /** A delivery; with a shared outbox, also one owed here and not yet forwarded. */
+    public async find(webhookId: string, deliveryId: string): Promise<Delivery | undefined> {
+        const found = this.shared ? await this.shared.find(webhookId, deliveryId) : undefined;
+        return found ?? this.outbox.find(webhookId, deliveryId);
     }
 
-    public attempts(deliveryId: string): Attempt[] {
-        return this.outbox.attempts(deliveryId);
+    public async attempts(deliveryId: string): Promise<Attempt[]> {
+        return this.shared ? this.shared.attempts(deliveryId) : this.outbox.attempts(deliveryId);
     }
 
     /** Makes a delivery due now, whatever its state; undefined when it does not exist. */
-    public redeliver(webhookId: string, deliveryId: string): Delivery | undefined {
-        if (!this.outbox.redeliver(webhookId, deliveryId, Date.now())) {
+    public async redeliver(webhookId: string, deliveryId: string): Promise<Delivery | undefined> {
+        const now = Date.now();
+        if (this.shared) {
+            const again = await this.shared.redeliver(webhookId, deliveryId, now);
+            if (again) {
+                return again;
+            }
+        }
+        if (!this.outbox.redeliver(webhookId, deliveryId, now)) {
             return undefined;
         }
         this.wake(webhookId);
@@ -35,12 +63,23 @@ export class DeliveryService {
     }
 
     /** Owes the webhook a `webhook.ping` delivery, due now. */
-    public ping(webhookId: string): Delivery | undefined {
+    public ping(webhookId: string): Delivery {
         const now = Date.now();
         const id = newDeliveryId();
         const body = deliveryBody(PING_EVENT, now, { webhookId });
         this.outbox.add({ id, webhookId, event: PING_EVENT, body, createdAt: now });
         this.wake(webhookId);
-        return this.outbox.find(webhookId, id);
+        return {
+            id,
+            webhookId,
+            event: PING_EVENT,
+            body,
+            status: "pending",
+            attempts: 0,
+            nextAttemptAt: now,
+            reason: null,
+            createdAt: now,
+            updatedAt: now,
+        };
     }
 }

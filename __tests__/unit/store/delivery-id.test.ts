@@ -39,10 +39,12 @@ describe("delivery ids", () => {
             const { transaction } = sampleOf(event) as { transaction: { id: string } };
             expect(chainObjectOf(sampleOf(event))).toBe(transaction.id);
         }
+        expect(chainObjectOf(sampleOf("round.created"))).toBe("round 1");
+        const liveDelegate = { getAttribute: (key: string) => (key === "delegate.round" ? 7 : undefined) };
+        expect(chainObjectOf([liveDelegate])).toBe("round 7");
         for (const event of [
             "kernel.serviceProvider.booted",
             "forger.started",
-            "round.created",
             "queue.finished",
             "state.started",
             "database.preConnect",

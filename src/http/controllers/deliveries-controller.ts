@@ -3,6 +3,7 @@ import Hapi from "@hapi/hapi";
 
 import { Attempt, Delivery } from "../../contracts";
 import { DeliveryService } from "../../webhooks/delivery-service";
+import { SharedRegisterError } from "../../webhooks/shared-register";
 import { WebhookRegister } from "../../webhooks/webhook-register";
 import { pageMeta } from "../pagination";
 import { notFoundWebhook } from "./webhooks-controller";
@@ -28,6 +29,15 @@ const presentAttempt = (attempt: Attempt) => ({
     responseExcerpt: attempt.responseExcerpt,
 });
 
+/** The shared outbox out of reach: 503, with the message naming the database. */
+const unavailableAs503 = async <T>(read: () => Promise<T>): Promise<T> => {
+    try {
+        return await read();
+    } catch (error) {
+        throw error instanceof SharedRegisterError ? Boom.serverUnavailable(error.message) : error;
+    }
+};
+
 export class DeliveriesController {
     public constructor(
         private readonly register: WebhookRegister,
@@ -35,10 +45,10 @@ export class DeliveriesController {
         private readonly prefix: string,
     ) {}
 
-    public index(request: Hapi.Request) {
+    public async index(request: Hapi.Request) {
         const webhookId = this.existingWebhookId(request);
         const { page, limit } = request.query as { page: number; limit: number };
-        const { deliveries, totalCount } = this.deliveries.page(webhookId, page, limit);
+        const { deliveries, totalCount } = await unavailableAs503(() => this.deliveries.page(webhookId, page, limit));
         const path = `${this.prefix}/webhooks/${encodeURIComponent(webhookId)}/deliveries`;
         return {
             meta: pageMeta({ path, page, limit }, deliveries.length, totalCount),
@@ -46,27 +56,28 @@ export class DeliveriesController {
         };
     }
 
-    public show(request: Hapi.Request) {
-        const delivery = this.existingDelivery(request);
+    public async show(request: Hapi.Request) {
+        const delivery = await this.existingDelivery(request);
+        const attempts = await unavailableAs503(() => this.deliveries.attempts(delivery.id));
         return {
             data: {
                 ...presentDelivery(delivery),
                 body: JSON.parse(delivery.body) as unknown,
-                attempts: this.deliveries.attempts(delivery.id).map(presentAttempt),
+                attempts: attempts.map(presentAttempt),
             },
         };
     }
 
-    public redeliver(request: Hapi.Request, h: Hapi.ResponseToolkit) {
-        const delivery = this.existingDelivery(request);
-        const again = this.deliveries.redeliver(delivery.webhookId, delivery.id) ?? delivery;
+    public async redeliver(request: Hapi.Request, h: Hapi.ResponseToolkit) {
+        const delivery = await this.existingDelivery(request);
+        const again =
+            (await unavailableAs503(() => this.deliveries.redeliver(delivery.webhookId, delivery.id))) ?? delivery;
         return h.response({ data: presentDelivery(again) }).code(202);
     }
 
     public ping(request: Hapi.Request, h: Hapi.ResponseToolkit) {
         const webhookId = this.existingWebhookId(request);
-        const delivery = this.deliveries.ping(webhookId);
-        return h.response({ data: delivery ? presentDelivery(delivery) : null }).code(202);
+        return h.response({ data: presentDelivery(this.deliveries.ping(webhookId)) }).code(202);
     }
 
     private existingWebhookId(request: Hapi.Request): string {
@@ -77,9 +88,9 @@ export class DeliveriesController {
         return webhook.id;
     }
 
-    private existingDelivery(request: Hapi.Request): Delivery {
+    private async existingDelivery(request: Hapi.Request): Promise<Delivery> {
         const webhookId = this.existingWebhookId(request);
-        const delivery = this.deliveries.find(webhookId, request.params.deliveryId);
+        const delivery = await unavailableAs503(() => this.deliveries.find(webhookId, request.params.deliveryId));
         if (!delivery) {
             throw Boom.notFound(`delivery ${request.params.deliveryId} of webhook ${webhookId} was not found`);
         }

@@ -1,0 +1,184 @@
+import { mkdtempSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
+import { Client } from "pg";
+
+import { SCHEMA } from "../../src/cluster/postgres-schema";
+import { RelayProcess } from "../support/child";
+import { eventually, requestJson } from "../support/http";
+import { startTestPostgres, TestPostgres } from "../support/postgres";
+import { answer, Receiver, ReceivedRequest } from "../support/receiver";
+
+jest.setTimeout(180_000);
+
+interface WebhookBody {
+    data: { id: string };
+}
+
+const createWebhook = async (relayUrl: string, event: string, target: string): Promise<string> => {
+    const created = await requestJson<WebhookBody>(`${relayUrl}/webhooks`, {
+        method: "POST",
+        body: { event, target, enabled: true, conditions: [] },
+    });
+    expect(created.status).toBe(201);
+    return created.body.data.id;
+};
+
+const knownEverywhere = (urls: string[], id: string) =>
+    eventually(
+        async () => {
+            const answers = await Promise.all(urls.map((url) => requestJson(`${url}/webhooks/${id}`)));
+            return answers.every((shown) => shown.status === 200) ? true : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 50 },
+    );
+
+/** What a receiver got: each chain object's webhook-ids, and the requests in all. */
+const tally = (requests: readonly ReceivedRequest[]) => {
+    const idsByObject = new Map<string, Set<string>>();
+    for (const request of requests) {
+        const object = (JSON.parse(request.body) as { data: { id: string } }).data.id;
+        const ids = idsByObject.get(object) ?? new Set<string>();
+        ids.add(String(request.headers["webhook-id"]));
+        idsByObject.set(object, ids);
+    }
+    const webhookIds = new Set(requests.map((request) => String(request.headers["webhook-id"])));
+    return { idsByObject, webhookIds, duplicates: requests.length - webhookIds.size };
+};
+
+const untilReceived = (receiver: Receiver, objects: number, timeoutMs = 90_000) =>
+    eventually(async () => (tally(receiver.requests).idsByObject.size >= objects ? true : undefined), {
+        timeoutMs,
+        intervalMs: 100,
+    });
+
+const deliveryRows = async (url: string, webhookId: string) => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+        const rows = await client.query<{ status: string; count: string }>(
+            `SELECT status, COUNT(*) AS count FROM ${SCHEMA}.deliveries WHERE webhook_id = $1 GROUP BY status`,
+            [webhookId],
+        );
+        return Object.fromEntries(rows.rows.map((row) => [row.status, Number(row.count)]));
+    } finally {
+        await client.end();
+    }
+};
+
+/** How many deliveries a relay holds leases on (the lease owner starts with the relay's name). */
+const leasedBy = async (url: string, relayName: string): Promise<number> => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+        const rows = await client.query<{ count: string }>(
+            `SELECT COUNT(*) AS count FROM ${SCHEMA}.deliveries WHERE status = 'pending' AND lease_owner LIKE $1`,
+            [`${relayName} %`],
+        );
+        return Number(rows.rows[0].count);
+    } finally {
+        await client.end();
+    }
+};
+
+describe("several relays deliver from one outbox on PostgreSQL, each chain event once", () => {
+    let postgres: TestPostgres;
+    const relays: RelayProcess[] = [];
+
+    const startRelays = async (count: number): Promise<string[]> => {
+        const started = Array.from(
+            { length: count },
+            (_, n) =>
+                new RelayProcess(mkdtempSync(join(tmpdir(), "cww-relay-")), postgres.url, `relay-${relays.length + n}`),
+        );
+        relays.push(...started);
+        return Promise.all(started.map((relay) => relay.url));
+    };
+
+    beforeAll(async () => {
+        postgres = await startTestPostgres();
+    });
+
+    afterEach(async () => {
+        await Promise.all(relays.splice(0).map((relay) => relay.stop().catch(() => relay.kill())));
+    });
+
+    afterAll(async () => {
+        await postgres?.remove();
+    });
+
+    it("three relays fed the same 300 blocks deliver each once under one webhook-id; one killed with SIGKILL mid-stream loses nothing", async () => {
+        // Answers after 200 ms, so that deliveries are under way when the relay is killed.
+        const receiver = await new Receiver((_request, _index, response) =>
+            setTimeout(() => response.writeHead(200).end("ok"), 200),
+        ).start();
+        try {
+            const urls = await startRelays(3);
+            const webhookId = await createWebhook(urls[0], "block.applied", receiver.url);
+            await knownEverywhere(urls, webhookId);
+
+            const feeds = relays.map((relay) => relay.feed("block.applied", 1, 300, 5));
+            await eventually(async () => (tally(receiver.requests).idsByObject.size >= 50 ? true : undefined), {
+                timeoutMs: 30_000,
+                intervalMs: 10,
+            });
+            feeds[2].catch(() => undefined);
+            await eventually(async () => ((await leasedBy(postgres.url, relays[2].name)) > 0 ? true : undefined), {
+                timeoutMs: 10_000,
+                intervalMs: 5,
+            });
+            await relays[2].kill();
+            const leasedByKilled = await leasedBy(postgres.url, relays[2].name);
+            expect(leasedByKilled).toBeGreaterThan(0);
+            await Promise.all(feeds.slice(0, 2));
+            await untilReceived(receiver, 300);
+            await eventually(
+                async () => ((await deliveryRows(postgres.url, webhookId)).delivered === 300 ? true : undefined),
+                { timeoutMs: 20_000, intervalMs: 100 },
+            );
+            expect(await deliveryRows(postgres.url, webhookId)).toEqual({ delivered: 300 });
+
+            const { idsByObject, webhookIds, duplicates } = tally(receiver.requests);
+            expect(idsByObject.size).toBe(300);
+            // A block delivered twice (in flight at the kill, then taken over) keeps its webhook-id.
+            expect([...idsByObject.values()].every((ids) => ids.size === 1)).toBe(true);
+            expect(webhookIds.size).toBe(300);
+            expect(duplicates).toBeLessThanOrEqual(leasedByKilled);
+            console.log(
+                `SIGKILL run: 300 blocks, 3 relays, ${leasedByKilled} leased by the killed relay and taken over, ${receiver.requests.length} requests, ${duplicates} duplicates`,
+            );
+        } finally {
+            await receiver.stop();
+        }
+    });
+
+    it("keeps what the relays acknowledged while PostgreSQL is stopped, and delivers it once PostgreSQL is back", async () => {
+        const receiver = await new Receiver(answer(200)).start();
+        try {
+            const urls = await startRelays(2);
+            const webhookId = await createWebhook(urls[1], "transaction.applied", receiver.url);
+            await knownEverywhere(urls, webhookId);
+
+            await Promise.all(relays.map((relay) => relay.feed("transaction.applied", 1, 100, 2)));
+            await untilReceived(receiver, 100);
+            await postgres.stop();
+            await Promise.all(relays.map((relay) => relay.feed("transaction.applied", 101, 200, 2)));
+            await new Promise((resolve) => setTimeout(resolve, 1_500));
+            expect(tally(receiver.requests).idsByObject.size).toBe(100);
+            await postgres.restart();
+            await untilReceived(receiver, 200);
+
+            const { idsByObject, webhookIds, duplicates } = tally(receiver.requests);
+            expect(idsByObject.size).toBe(200);
+            expect(webhookIds.size).toBe(200);
+            expect([...idsByObject.values()].every((ids) => ids.size === 1)).toBe(true);
+            await eventually(
+                async () => ((await deliveryRows(postgres.url, webhookId)).delivered === 200 ? true : undefined),
+                { timeoutMs: 20_000, intervalMs: 100 },
+            );
+            console.log(`PostgreSQL outage run: 200 events, 2 relays, ${duplicates} duplicates`);
+        } finally {
+            await receiver.stop();
+        }
+    });
+});
