@@ -181,4 +181,93 @@ describe("several relays deliver from one outbox on PostgreSQL, each chain event
             await receiver.stop();
         }
     });
+
+    it("retries, redelivers, pings, answers the deliveries API and disables webhooks the same through every relay", async () => {
+        const flaky = await new Receiver((_request, index, response) =>
+            response.writeHead(index === 0 ? 500 : 200).end(),
+        ).start();
+        const gone = await new Receiver(answer(410)).start();
+        const failing = await new Receiver(answer(500)).start();
+        try {
+            const urls = await startRelays(2);
+            const [flakyId, goneId, failingId] = [
+                await createWebhook(urls[0], "transaction.applied", flaky.url),
+                await createWebhook(urls[0], "block.applied", gone.url),
+                await createWebhook(urls[0], "round.missed", failing.url),
+            ];
+            for (const id of [flakyId, goneId, failingId]) {
+                await knownEverywhere(urls, id);
+            }
+
+            // Seen by relay 1 only; attempted, retried a second later, and shown by relay 0.
+            await relays[1].feed("transaction.applied", 1, 1, 0);
+            await eventually(async () => (flaky.requests.length >= 2 ? true : undefined), {
+                timeoutMs: 20_000,
+                intervalMs: 50,
+            });
+            const [first, second] = flaky.requests.map((request) => String(request.headers["webhook-id"]));
+            expect(second).toBe(first);
+            const listed = await eventually(
+                async () => {
+                    const page = await requestJson<{ data: Array<{ id: string; status: string; attempts: number }> }>(
+                        `${urls[0]}/webhooks/${flakyId}/deliveries`,
+                    );
+                    return page.body.data[0]?.status === "delivered" ? page.body.data : undefined;
+                },
+                { timeoutMs: 10_000, intervalMs: 50 },
+            );
+            expect(listed).toEqual([expect.objectContaining({ id: first, status: "delivered", attempts: 2 })]);
+            const shown = await requestJson<{ data: { attempts: Array<{ statusCode: number }> } }>(
+                `${urls[1]}/webhooks/${flakyId}/deliveries/${first}`,
+            );
+            expect(shown.body.data.attempts.map((attempt) => attempt.statusCode)).toEqual([500, 200]);
+
+            // Sent again through the other relay, under the same id; a ping through either.
+            const again = await requestJson(`${urls[1]}/webhooks/${flakyId}/deliveries/${first}/redeliver`, {
+                method: "POST",
+            });
+            expect(again.status).toBe(202);
+            await eventually(async () => (flaky.requests.length >= 3 ? true : undefined), {
+                timeoutMs: 10_000,
+                intervalMs: 50,
+            });
+            expect(flaky.requests[2].headers["webhook-id"]).toBe(first);
+            const ping = await requestJson<{ data: { id: string } }>(`${urls[0]}/webhooks/${flakyId}/ping`, {
+                method: "POST",
+            });
+            expect(ping.status).toBe(202);
+            await eventually(async () => (flaky.requests.length >= 4 ? true : undefined), {
+                timeoutMs: 10_000,
+                intervalMs: 50,
+            });
+            expect(flaky.requests[3].headers["webhook-id"]).toBe(ping.body.data.id);
+
+            // 410 Gone disables the webhook on every relay.
+            await relays[0].feed("block.applied", 1, 1, 0);
+            for (const url of urls) {
+                await eventually(
+                    async () => {
+                        const webhook = await requestJson<{ data: { enabled: boolean } }>(`${url}/webhooks/${goneId}`);
+                        return webhook.body.data.enabled ? undefined : true;
+                    },
+                    { timeoutMs: 10_000, intervalMs: 50 },
+                );
+            }
+
+            // Five deliveries dead in a row, made by either relay, disable it (autoDisableAfterDeadDeliveries 5).
+            await Promise.all([relays[0].feed("round.missed", 1, 3, 0), relays[1].feed("round.missed", 4, 5, 0)]);
+            await eventually(
+                async () => {
+                    const webhook = await requestJson<{ data: { enabled: boolean } }>(
+                        `${urls[1]}/webhooks/${failingId}`,
+                    );
+                    return webhook.body.data.enabled ? undefined : true;
+                },
+                { timeoutMs: 30_000, intervalMs: 100 },
+            );
+            expect(failing.requests).toHaveLength(5 * 4);
+        } finally {
+            await Promise.all([flaky.stop(), gone.stop(), failing.stop()]);
+        }
+    });
 });
