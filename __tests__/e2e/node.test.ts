@@ -212,6 +212,31 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
         expect((votes[0].data.transaction as { id: string }).id).toBe(voteId);
     });
 
+    it("keeps its deliveries in the node's PostgreSQL, the outbox several relays share", async () => {
+        const blockWebhookId = [...tokens.keys()][1];
+        const database = new Client({ connectionString: node.postgresUrl });
+        await database.connect();
+        try {
+            const deliveredHeights = async (): Promise<number[]> =>
+                (
+                    await database.query<{ height: string }>(
+                        `SELECT (body::json -> 'data' ->> 'height') AS height FROM ${SCHEMA}.deliveries
+                         WHERE webhook_id = $1 AND status = 'delivered'`,
+                        [blockWebhookId],
+                    )
+                ).rows.map((row) => Number(row.height));
+            const received = delivered("block.applied").map((delivery) => Number(delivery.data.height));
+            // An outcome is written a moment after the receiver reads the request.
+            const heights = await eventually(async () => {
+                const found = await deliveredHeights();
+                return received.every((height) => found.includes(height)) ? found : undefined;
+            });
+            expect(new Set(heights).size).toBe(heights.length);
+        } finally {
+            await database.end();
+        }
+    });
+
     describe("wallet routes: the same status and body as core-api on the same node", () => {
         const paths = (): string[] => {
             const funder = chain.delegate(0);
