@@ -1,12 +1,18 @@
 import { Client } from "pg";
 import { performance } from "perf_hooks";
 
+import { mkdtempSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
+
+import { RelayProcess } from "../__tests__/support/child";
 import { DeepPartial, RunningPlugin, startPlugin } from "../__tests__/support/plugin-harness";
 import { startTestPostgres } from "../__tests__/support/postgres";
 import { SCHEMA } from "../src/cluster/postgres-schema";
 import { PluginOptions } from "../src/config/options";
 import { formatRow, LoadPlan, LoadResult, percentile, runLoad } from "./load";
 import { BODIES, TARGET } from "./register";
+import { Receiver } from "../__tests__/support/receiver";
 
 const LOAD = { concurrency: 16, maxRequests: 2_000, maxMs: 6_000 };
 const WARM_UP = { concurrency: 16, maxRequests: 300, maxMs: 1_000 };
@@ -94,9 +100,100 @@ const emptyRegister = async (url: string): Promise<void> => {
     const client = new Client({ connectionString: url });
     await client.connect();
     try {
-        await client.query(`TRUNCATE ${SCHEMA}.webhooks`);
+        await client.query(`TRUNCATE ${SCHEMA}.webhooks CASCADE`);
     } finally {
         await client.end();
+    }
+};
+
+const CHAIN_EVENTS = 1_000;
+const THROUGHPUT_EVENTS = 2_000;
+const DELIVERY_TIMEOUT_MS = 120_000;
+
+interface DeliveryRun {
+    relays: number;
+    distinctEvents: number;
+    requests: number;
+    distinctIds: number;
+    /** Events delivered under more than one webhook-id: must be 0. */
+    splitIds: number;
+    seconds: number;
+    leasedByKilled?: number;
+}
+
+const startRelayProcesses = async (url: string, count: number): Promise<{ relays: RelayProcess[]; urls: string[] }> => {
+    const relays = Array.from(
+        { length: count },
+        (_, n) => new RelayProcess(mkdtempSync(join(tmpdir(), "cww-bench-relay-")), url, `bench-relay-${n}`),
+    );
+    return { relays, urls: await Promise.all(relays.map((relay) => relay.url)) };
+};
+
+const leasedBy = async (url: string, relayName: string): Promise<number> => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+        const rows = await client.query<{ count: string }>(
+            `SELECT COUNT(*) AS count FROM ${SCHEMA}.deliveries WHERE status = 'pending' AND lease_owner LIKE $1`,
+            [`${relayName} %`],
+        );
+        return Number(rows.rows[0].count);
+    } finally {
+        await client.end();
+    }
+};
+
+/**
+ * The same `events` block.applied events fed to every relay (processes of their own, a receiver
+ * answering 200 at once); with `kill`, the last relay is killed with SIGKILL once a third is delivered.
+ */
+const deliveryRun = async (url: string, relayCount: number, events: number, kill: boolean): Promise<DeliveryRun> => {
+    await emptyRegister(url);
+    const receiver = await new Receiver().start();
+    const { relays, urls } = await startRelayProcesses(url, relayCount);
+    try {
+        await fetch(`${urls[0]}/webhooks`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ event: "block.applied", target: receiver.url, enabled: true, conditions: [] }),
+        });
+        await new Promise((resolve) => setTimeout(resolve, 500)); // every relay follows the new webhook
+        const objects = () => new Set(receiver.requests.map((request) => JSON.parse(request.body).data.id as string));
+        const started = performance.now();
+        const feeds = relays.map((relay) => relay.feed("block.applied", 1, events, kill ? 1 : 0));
+        let leasedByKilled: number | undefined;
+        if (kill) {
+            const victim = relays[relays.length - 1];
+            feeds[feeds.length - 1].catch(() => undefined);
+            while (objects().size < events / 3) {
+                await new Promise((resolve) => setTimeout(resolve, 5));
+            }
+            await victim.kill();
+            leasedByKilled = await leasedBy(url, victim.name);
+        }
+        while (objects().size < events && performance.now() - started < DELIVERY_TIMEOUT_MS) {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        const seconds = (performance.now() - started) / 1000;
+        // Let duplicates of the deliveries taken over arrive before counting.
+        await new Promise((resolve) => setTimeout(resolve, kill ? 5_000 : 500));
+        const idsByObject = new Map<string, Set<string>>();
+        for (const request of receiver.requests) {
+            const object = JSON.parse(request.body).data.id as string;
+            idsByObject.set(object, (idsByObject.get(object) ?? new Set()).add(String(request.headers["webhook-id"])));
+        }
+        return {
+            relays: relayCount,
+            distinctEvents: idsByObject.size,
+            requests: receiver.requests.length,
+            distinctIds: new Set(receiver.requests.map((request) => String(request.headers["webhook-id"]))).size,
+            splitIds: [...idsByObject.values()].filter((ids) => ids.size > 1).length,
+            seconds,
+            leasedByKilled,
+        };
+    } finally {
+        await Promise.all(relays.map((relay) => relay.stop().catch(() => relay.kill())));
+        await receiver.stop();
     }
 };
 
@@ -164,6 +261,33 @@ export const benchCluster = async (): Promise<string[]> => {
                         `${driver} p50 ${(percentile(times, 0.5) * 1000).toFixed(0)} µs, p99 ${(percentile(times, 0.99) * 1000).toFixed(0)} µs`,
                 )
                 .join("; ")}.`,
+        );
+
+        const exactly = await deliveryRun(postgres.url, 2, CHAIN_EVENTS, false);
+        const killed = await deliveryRun(postgres.url, 2, CHAIN_EVENTS, true);
+        const throughput: DeliveryRun[] = [];
+        for (const relayCount of [1, 2, 3]) {
+            throughput.push(await deliveryRun(postgres.url, relayCount, THROUGHPUT_EVENTS, false));
+        }
+        const describeRun = (run: DeliveryRun) =>
+            `${run.distinctEvents.toLocaleString("en")} events delivered (${(CHAIN_EVENTS - run.distinctEvents).toLocaleString("en")} lost), ${run.requests.toLocaleString("en")} requests, ${run.distinctIds.toLocaleString("en")} distinct webhook-ids, ${run.splitIds} events under more than one id`;
+        rows.push(
+            "",
+            `Deliveries from one outbox (relays in processes of their own, one block.applied webhook, a receiver answering 200 at once):`,
+            "",
+            `- ${CHAIN_EVENTS.toLocaleString("en")} chain events fed to each of 2 relays: ${describeRun(exactly)}.`,
+            `- The same with one relay killed (SIGKILL) once a third was delivered: ${describeRun(killed)}; ${killed.leasedByKilled ?? 0} deliveries were leased by the killed relay at the kill and taken over when their leases ran out.`,
+            "",
+            `| relays, each fed the same ${THROUGHPUT_EVENTS.toLocaleString("en")} events at once | deliveries/s (first event fed to last delivered) | requests | events under more than one id |`,
+            "|---|---|---|---|",
+            ...throughput.map((run) =>
+                formatRow([
+                    String(run.relays),
+                    (run.distinctEvents / run.seconds).toFixed(0),
+                    run.requests.toLocaleString("en"),
+                    String(run.splitIds),
+                ]),
+            ),
         );
     } finally {
         await postgres.remove();

@@ -197,14 +197,33 @@ describe("several relays on one shared register (storage.driver postgres)", () =
         const own = (await create(alone, `${receiver.url}/own`)).body.data;
         const status = await requestJson<{ data: { storage: { register: unknown } } }>(alone.url);
         expect(status.body.data.storage.register).toEqual({ driver: "sqlite" });
+        // Disabled, its ping waits in the relay's own outbox, and moves in with the register.
+        await requestJson(`${alone.url}/webhooks/${own.id}`, { method: "PUT", body: { enabled: false } });
+        const ping = await requestJson<{ data: { id: string } }>(`${alone.url}/webhooks/${own.id}/ping`, {
+            method: "POST",
+        });
+        expect(ping.status).toBe(202);
         await alone.stop({ keepFiles: true });
 
         const joined = await startPlugin(relayOptions(postgres.url), { dir: alone.dir });
         try {
             const onA = await untilShown(relayA, own.id, (status) => status === 200);
             expect(onA.body.data.target).toBe(`${receiver.url}/own`);
-            expect(relayA.plugin.index.get(own.id)?.token).toBe(own.token);
             expect(joined.logs.join("\n")).toMatch(/moved this relay's register into the shared register .*: 1 of 1/);
+            expect(
+                (await requestJson(`${relayA.url}/webhooks/${own.id}`, { method: "PUT", body: { enabled: true } }))
+                    .status,
+            ).toBe(204);
+            const indexed = await eventually(async () => relayA.plugin.index.get(own.id), {
+                timeoutMs: 10_000,
+                intervalMs: 20,
+            });
+            expect(indexed.token).toBe(own.token);
+            const pinged = await eventually(
+                async () => receiver.requests.find((request) => request.headers["webhook-id"] === ping.body.data.id),
+                { timeoutMs: 10_000, intervalMs: 50 },
+            );
+            expect(JSON.parse(pinged.body)).toMatchObject({ event: "webhook.ping" });
         } finally {
             await joined.stop();
         }

@@ -80,28 +80,34 @@ export class PostgresDeliveries {
     }
 
     /**
-     * Writes deliveries this relay owes (its own file's, oldest first); those already there and
-     * those of webhooks deleted meanwhile are passed over. Announces them on DELIVERIES_CHANNEL.
+     * Writes deliveries this relay owes (its own file's, oldest first); those already there are
+     * passed over. Returns the webhooks the shared register does not hold (yet: a relay moving its
+     * own register in may forward first), whose deliveries were not written. Announces the rest on
+     * DELIVERIES_CHANNEL.
      */
-    public async forward(deliveries: readonly Delivery[]): Promise<void> {
+    public async forward(deliveries: readonly Delivery[]): Promise<string[]> {
         if (deliveries.length === 0) {
-            return;
+            return [];
         }
         const column = <T>(pick: (delivery: Delivery) => T): T[] => deliveries.map(pick);
-        await this.db.read((client) =>
-            client.query(
+        const result = await this.db.read((client) =>
+            client.query<{ unknown_webhook: string | null }>(
                 `WITH incoming AS (
-                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[])
+                     SELECT i.*, EXISTS (SELECT 1 FROM ${SCHEMA}.webhooks w WHERE w.id = i.webhook_id) AS known
+                     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[])
                      WITH ORDINALITY AS i (id, webhook_id, event, body, attempts, next_attempt_at, created_at, n)
                  ), written AS (
                      INSERT INTO ${DELIVERIES} (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
-                     SELECT i.id, i.webhook_id, i.event, i.body, 'pending', i.attempts, i.next_attempt_at, i.created_at, i.created_at
-                     FROM incoming i WHERE EXISTS (SELECT 1 FROM ${SCHEMA}.webhooks w WHERE w.id = i.webhook_id)
-                     ORDER BY i.n
+                     SELECT id, webhook_id, event, body, 'pending', attempts, next_attempt_at, created_at, created_at
+                     FROM incoming WHERE known
+                     ORDER BY n
                      ON CONFLICT (id) DO NOTHING
                      RETURNING id
+                 ), notice AS (
+                     SELECT pg_notify($8, '') WHERE EXISTS (SELECT 1 FROM written)
                  )
-                 SELECT pg_notify($8, '') WHERE EXISTS (SELECT 1 FROM written)`,
+                 SELECT DISTINCT webhook_id AS unknown_webhook FROM incoming WHERE NOT known
+                 UNION ALL SELECT NULL FROM notice`,
                 [
                     column((delivery) => delivery.id),
                     column((delivery) => delivery.webhookId),
@@ -114,6 +120,7 @@ export class PostgresDeliveries {
                 ],
             ),
         );
+        return result.rows.flatMap((row) => (row.unknown_webhook === null ? [] : [row.unknown_webhook]));
     }
 
     /** The webhooks among `webhookIds` with a delivery due at `now` (or whose lease ran out). */

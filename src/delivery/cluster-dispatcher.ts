@@ -10,7 +10,8 @@ import { DeliverySender } from "./sender";
 
 /** The deliveries every relay shares (cluster/postgres-deliveries.ts): forwarded, claimed under a lease, recorded. */
 export interface SharedOutbox {
-    forward(deliveries: readonly Delivery[]): Promise<void>;
+    /** Returns the webhooks the shared register does not hold (yet), whose deliveries it did not take. */
+    forward(deliveries: readonly Delivery[]): Promise<string[]>;
     dueWebhookIds(webhookIds: readonly string[], now: number): Promise<string[]>;
     claim(webhookId: string, now: number, limit: number, leaseUntil: number): Promise<Delivery[]>;
     recordAll(outcomes: readonly AttemptOutcome[]): Promise<void>;
@@ -85,11 +86,20 @@ export class ClusterDispatcher {
     private readonly active = new Set<string>();
     private readonly backoff = new Map<string, { until: number; failures: number }>();
     private readonly unrecorded = new Map<string, AttemptOutcome>();
+    /**
+     * Webhooks the shared register did not hold when their deliveries were forwarded (a relay
+     * moving its own register in forwards before the move): their deliveries stay in this relay's
+     * file, passed over until the next look (a second); a webhook deleted for good takes them
+     * with it when this relay's copy follows the register.
+     */
+    private readonly unknownWebhooks = new Set<string>();
     private batch: { outcomes: AttemptOutcome[]; written: Promise<void> } | undefined;
     private probing = false;
     /** The next pass looks at the shared outbox for webhooks with due deliveries. */
     private discover = true;
     private pumping = false;
+    /** The pass under way: stop() waits for it, so that nothing touches the files after they close. */
+    private pass: Promise<void> = Promise.resolve();
     private again = false;
     private passFailures = 0;
     private rotation = 0;
@@ -120,6 +130,7 @@ export class ClusterDispatcher {
     /** Another relay made deliveries due (a notice), or this one may have missed some: look at the outbox. */
     public lookAgain(): void {
         this.discover = true;
+        this.unknownWebhooks.clear();
         this.wake();
     }
 
@@ -136,7 +147,7 @@ export class ClusterDispatcher {
         }
         this.immediate ??= setImmediate(() => {
             this.immediate = undefined;
-            void this.pump();
+            this.pass = this.pump();
         });
     }
 
@@ -147,6 +158,7 @@ export class ClusterDispatcher {
             clearImmediate(this.immediate);
             this.immediate = undefined;
         }
+        await this.pass;
         await Promise.allSettled([...this.inFlight.values()]);
         await this.batch?.written.catch(() => undefined);
         // Outcomes not written: their leases run out and they are delivered again, under the same id.
@@ -206,14 +218,16 @@ export class ClusterDispatcher {
     /** Moves this relay's deliveries into the shared outbox, oldest first; true when none is left. */
     private async forwardLocal(): Promise<boolean> {
         for (let batch = 0; batch < FORWARD_BATCHES_PER_PASS; batch++) {
-            const deliveries = this.dependencies.local.oldestPending(FORWARD_BATCH);
+            const deliveries = this.dependencies.local.oldestPending(FORWARD_BATCH, [...this.unknownWebhooks]);
             if (deliveries.length === 0) {
                 return true;
             }
-            await this.dependencies.shared.forward(deliveries);
+            const unknown = new Set(await this.dependencies.shared.forward(deliveries));
+            const written = deliveries.filter((delivery) => !unknown.has(delivery.webhookId));
             // Written there: a crash before this line forwards them again, and their ids make that harmless.
-            this.dependencies.local.remove(deliveries.map((delivery) => delivery.id));
-            deliveries.forEach((delivery) => this.active.add(delivery.webhookId));
+            this.dependencies.local.remove(written.map((delivery) => delivery.id));
+            written.forEach((delivery) => this.active.add(delivery.webhookId));
+            unknown.forEach((id) => this.unknownWebhooks.add(id));
             if (deliveries.length < FORWARD_BATCH) {
                 return true;
             }

@@ -128,8 +128,10 @@ export class DeliveryStore {
                  ORDER BY updated_at DESC, seq DESC LIMIT ?`,
             ),
             purge: db.prepare<[number]>("DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < ?"),
-            oldestPending: db.prepare<[number], DeliveryRow>(
-                `SELECT ${COLUMNS} FROM deliveries WHERE status = 'pending' ORDER BY next_attempt_at, seq LIMIT ?`,
+            oldestPending: db.prepare<[string, number], DeliveryRow>(
+                `SELECT ${COLUMNS} FROM deliveries
+                 WHERE status = 'pending' AND webhook_id NOT IN (SELECT value FROM json_each(?))
+                 ORDER BY next_attempt_at, seq LIMIT ?`,
             ),
             remove: db.prepare<[string]>("DELETE FROM deliveries WHERE id = ?"),
             pendingCount: db.prepare<[], { total: number }>(
@@ -239,9 +241,9 @@ export class DeliveryStore {
         return streak;
     }
 
-    /** The oldest pending deliveries, in the order they were owed (the ones a shared outbox is given next). */
-    public oldestPending(limit: number): Delivery[] {
-        return this.statements.oldestPending.all(limit).map(rowToDelivery);
+    /** The oldest pending deliveries, in the order they were owed, but those of `passedOver` webhooks (a shared outbox's next). */
+    public oldestPending(limit: number, passedOver: readonly string[] = []): Delivery[] {
+        return this.statements.oldestPending.all(JSON.stringify(passedOver), limit).map(rowToDelivery);
     }
 
     /** Deletes deliveries (and their attempts) that now live elsewhere, in one transaction. */
