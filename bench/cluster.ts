@@ -9,6 +9,13 @@ import { RelayProcess } from "../__tests__/support/child";
 import { DeepPartial, RunningPlugin, startPlugin } from "../__tests__/support/plugin-harness";
 import { startTestPostgres } from "../__tests__/support/postgres";
 import { SCHEMA } from "../src/cluster/postgres-schema";
+import { Webhook } from "../src/contracts";
+import { RegexpPool } from "../src/events/regexp-pool";
+import { WebhookIndex } from "../src/events/webhook-index";
+import { openStore } from "../src/store/database";
+import { WebhookStore } from "../src/store/webhook-store";
+import { WriteBatcher } from "../src/store/write-batcher";
+import { WebhookRegister } from "../src/webhooks/webhook-register";
 import { PluginOptions } from "../src/config/options";
 import { formatRow, LoadPlan, LoadResult, percentile, runLoad } from "./load";
 import { BODIES, TARGET } from "./register";
@@ -103,6 +110,65 @@ const emptyRegister = async (url: string): Promise<void> => {
         await client.query(`TRUNCATE ${SCHEMA}.webhooks CASCADE`);
     } finally {
         await client.end();
+    }
+};
+
+const RESYNC_SIZES = [20_000, 100_000];
+
+/** The longest turn of the event loop while `work` runs, seen by a 1 ms interval. */
+const longestTurn = async (work: () => Promise<void>): Promise<{ longestMs: number; totalMs: number }> => {
+    let longestMs = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+        const now = performance.now();
+        longestMs = Math.max(longestMs, now - last);
+        last = now;
+    }, 1);
+    const started = performance.now();
+    await work();
+    const totalMs = performance.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    clearInterval(ticker);
+    return { longestMs, totalMs };
+};
+
+/**
+ * A relay's copy made the shared register's whole state (its first start, or a reconnection):
+ * every webhook new, then every webhook changed, then half of them deleted, on a real SQLite file.
+ */
+const resynchronisation = async (count: number): Promise<string> => {
+    const store = openStore(join(mkdtempSync(join(tmpdir(), "cww-bench-resync-")), "webhooks.sqlite"));
+    try {
+        const index = new WebhookIndex({ regexpInputChars: 10_000, regexps: new RegexpPool(1_000) });
+        const register = new WebhookRegister(new WebhookStore(store.register), new WriteBatcher(store.register), index);
+        const now = Date.now();
+        const webhooks: Webhook[] = Array.from({ length: count }, (_, n) => ({
+            id: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+            event: "transaction.applied",
+            target: `${TARGET}/${n}`,
+            enabled: true,
+            conditions: [{ key: "amount", condition: "gt", value: String(n) }],
+            match: "all",
+            token: "0".repeat(64),
+            createdAt: now,
+            updatedAt: now,
+        }));
+        const phases: Array<[string, readonly Webhook[]]> = [
+            ["new", webhooks],
+            [
+                "changed",
+                webhooks.map((webhook) => ({ ...webhook, target: `${webhook.target}/moved`, updatedAt: now + 1 })),
+            ],
+            ["half deleted", webhooks.slice(0, count / 2)],
+        ];
+        const results: string[] = [];
+        for (const [phase, state] of phases) {
+            const { longestMs, totalMs } = await longestTurn(() => register.followAll(state));
+            results.push(`${phase} ${(totalMs / 1000).toFixed(1)} s, longest turn ${longestMs.toFixed(1)} ms`);
+        }
+        return `${count.toLocaleString("en")} webhooks: ${results.join("; ")}`;
+    } finally {
+        store.close();
     }
 };
 
@@ -261,6 +327,17 @@ export const benchCluster = async (): Promise<string[]> => {
                         `${driver} p50 ${(percentile(times, 0.5) * 1000).toFixed(0)} µs, p99 ${(percentile(times, 0.99) * 1000).toFixed(0)} µs`,
                 )
                 .join("; ")}.`,
+        );
+
+        const resyncs: string[] = [];
+        for (const count of RESYNC_SIZES) {
+            resyncs.push(await resynchronisation(count));
+        }
+        rows.push(
+            "",
+            "A relay's copy made the shared register's whole state (first start, reconnection), on the node's thread, in slices of 100 webhooks a turn:",
+            "",
+            ...resyncs.map((line) => `- ${line}.`),
         );
 
         const exactly = await deliveryRun(postgres.url, 2, CHAIN_EVENTS, false);

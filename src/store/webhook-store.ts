@@ -63,6 +63,9 @@ export class WebhookStore {
                 `SELECT ${COLUMNS} FROM webhooks ORDER BY seq LIMIT ? OFFSET ?`,
             ),
             count: db.prepare<[], { total: number }>("SELECT COUNT(*) AS total FROM webhooks"),
+            idsAfter: db.prepare<[number, number], { seq: number; id: string }>(
+                "SELECT seq, id FROM webhooks WHERE seq > ? ORDER BY seq LIMIT ?",
+            ),
             all: db.prepare<[], WebhookRow>(`SELECT ${COLUMNS} FROM webhooks ORDER BY seq`),
         };
     }
@@ -92,6 +95,11 @@ export class WebhookStore {
 
     public page(offset: number, limit: number): Webhook[] {
         return this.statements.page.all(limit, offset).map(rowToWebhook);
+    }
+
+    /** Up to `limit` ids in the order they were added, after the one at `seq` (0: from the first). */
+    public idsAfter(seq: number, limit: number): Array<{ seq: number; id: string }> {
+        return this.statements.idsAfter.all(seq, limit);
     }
 
     public count(): number {

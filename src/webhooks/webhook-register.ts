@@ -9,6 +9,13 @@ import { SharedRegisterStore } from "./shared-register";
 /** A change the register refuses because of a register-wide limit; the message names the limit. */
 export class RegisterLimitError extends Error {}
 
+// Webhooks of the shared register applied to this relay's copy per turn of the event loop.
+const FOLLOW_SLICE = 100;
+// Ids read or gathered per turn while comparing the copy with the shared register.
+const ID_SLICE = 5_000;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Told of every committed change to the register, after the listener's index follows it. */
 export interface RegisterObserver {
     /** A webhook created, restored or changed; `enabledAgain` when a disabled one was enabled, so that its waiting deliveries go out. */
@@ -226,14 +233,38 @@ export class WebhookRegister {
         return next;
     }
 
-    /** Makes this relay's copy the shared register's whole state: every webhook there, none other. */
+    /**
+     * Makes this relay's copy the shared register's whole state: every webhook there, none other.
+     * A slice of webhooks a turn of the event loop, each slice's writes one transaction: a register
+     * of 20,000 applied in one turn held the node's loop for half a second.
+     */
     public async followAll(webhooks: readonly Webhook[]): Promise<void> {
-        const kept = new Set(webhooks.map((webhook) => webhook.id));
-        const gone = this.local().filter((local) => !kept.has(local.id));
-        await Promise.all([
-            ...gone.map((local) => this.follow(local.id, undefined)),
-            ...webhooks.map((webhook) => this.follow(webhook.id, webhook)),
-        ]);
+        const kept = new Set<string>();
+        for (let start = 0; start < webhooks.length; start += ID_SLICE) {
+            webhooks.slice(start, start + ID_SLICE).forEach((webhook) => kept.add(webhook.id));
+            await nextTurn();
+        }
+        const gone: string[] = [];
+        for (let after = 0; ; ) {
+            const ids = this.store.idsAfter(after, ID_SLICE);
+            if (ids.length === 0) {
+                break;
+            }
+            gone.push(...ids.filter(({ id }) => !kept.has(id)).map(({ id }) => id));
+            after = ids[ids.length - 1].seq;
+            await nextTurn();
+        }
+        for (let start = 0; start < gone.length; start += FOLLOW_SLICE) {
+            await Promise.all(gone.slice(start, start + FOLLOW_SLICE).map((id) => this.follow(id, undefined)));
+            await nextTurn();
+        }
+        for (let start = 0; start < webhooks.length; start += FOLLOW_SLICE) {
+            await Promise.all(
+                webhooks.slice(start, start + FOLLOW_SLICE).map((webhook) => this.follow(webhook.id, webhook)),
+            );
+            // A slice with nothing to write settles within the turn: yield anyway.
+            await nextTurn();
+        }
     }
 
     /** Every webhook of this relay's copy (the first move of a register into a shared one). */
