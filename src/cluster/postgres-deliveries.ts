@@ -123,21 +123,30 @@ export class PostgresDeliveries {
         return result.rows.flatMap((row) => (row.unknown_webhook === null ? [] : [row.unknown_webhook]));
     }
 
-    /** The webhooks among `webhookIds` with a delivery due at `now` (or whose lease ran out). */
-    public async dueWebhookIds(webhookIds: readonly string[], now: number): Promise<string[]> {
-        if (webhookIds.length === 0) {
-            return [];
-        }
+    /**
+     * The webhooks with a delivery due at `now` (or whose lease ran out). A loose scan of the pending
+     * index: one probe per webhook with pending deliveries, however many deliveries wait.
+     */
+    public async dueWebhookIds(now: number): Promise<string[]> {
         return this.db.read(async (client) => {
-            const found = await client.query<{ id: string }>(
-                `SELECT w.id FROM unnest($1::text[]) AS w (id)
-                 WHERE EXISTS (
+            const found = await client.query<{ webhook_id: string }>(
+                `WITH RECURSIVE pending (webhook_id) AS (
+                     (SELECT webhook_id FROM ${DELIVERIES} WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+                     UNION ALL
+                     SELECT (
+                         SELECT d.webhook_id FROM ${DELIVERIES} d
+                         WHERE d.status = 'pending' AND d.webhook_id > pending.webhook_id
+                         ORDER BY d.webhook_id LIMIT 1
+                     ) FROM pending WHERE pending.webhook_id IS NOT NULL
+                 )
+                 SELECT webhook_id FROM pending p
+                 WHERE p.webhook_id IS NOT NULL AND EXISTS (
                      SELECT 1 FROM ${DELIVERIES} d
-                     WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= $2
+                     WHERE d.webhook_id = p.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= $1
                  )`,
-                [webhookIds, now],
+                [now],
             );
-            return found.rows.map((row) => row.id);
+            return found.rows.map((row) => row.webhook_id);
         });
     }
 

@@ -12,7 +12,8 @@ import { DeliverySender } from "./sender";
 export interface SharedOutbox {
     /** Returns the webhooks the shared register does not hold (yet), whose deliveries it did not take. */
     forward(deliveries: readonly Delivery[]): Promise<string[]>;
-    dueWebhookIds(webhookIds: readonly string[], now: number): Promise<string[]>;
+    /** The webhooks with a delivery due at `now`, enabled or not (a disabled one is passed over here). */
+    dueWebhookIds(now: number): Promise<string[]>;
     claim(webhookId: string, now: number, limit: number, leaseUntil: number): Promise<Delivery[]>;
     recordAll(outcomes: readonly AttemptOutcome[]): Promise<void>;
     nextDueAfter(now: number): Promise<number | null>;
@@ -31,8 +32,6 @@ export interface ClusterDispatcherDependencies {
     shared: SharedOutbox;
     expander: Pick<JournalExpander, "expand">;
     sender: Pick<DeliverySender, "send">;
-    /** The enabled webhooks this relay knows (it follows the shared register). */
-    enabledWebhookIds: () => string[];
     /** An enabled webhook; undefined when it is disabled or deleted. */
     findWebhook: (id: string) => Webhook | undefined;
     disableWebhook: (id: string, reason: string) => Promise<boolean>;
@@ -188,7 +187,7 @@ export class ClusterDispatcher {
             const now = this.clock();
             if (this.discover) {
                 this.discover = false;
-                const due = await this.dependencies.shared.dueWebhookIds(this.dependencies.enabledWebhookIds(), now);
+                const due = await this.dependencies.shared.dueWebhookIds(now);
                 due.forEach((id) => this.active.add(id));
             }
             await this.startDue(now);

@@ -148,7 +148,6 @@ export class DeliveryEngine {
                     ...dispatcherDependencies,
                     local: this.outbox,
                     shared: outbox,
-                    enabledWebhookIds: () => this.index.ids(),
                 },
             );
             this.dispatcher = dispatcher;

@@ -60,11 +60,6 @@ export class WebhookIndex {
         return this.entry(id)?.webhook;
     }
 
-    /** The ids of every enabled webhook. */
-    public ids(): string[] {
-        return [...this.eventOf.keys()];
-    }
-
     /** The compiled conditions of an enabled webhook. */
     public matcherOf(id: string): PayloadMatcher | undefined {
         return this.entry(id)?.matcher;
