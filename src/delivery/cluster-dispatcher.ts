@@ -101,6 +101,8 @@ export class ClusterDispatcher {
     private pass: Promise<void> = Promise.resolve();
     private again = false;
     private passFailures = 0;
+    /** After a failed pass, wakes wait for the backoff: events arriving while PostgreSQL is down must not each try it. */
+    private pausedUntil = 0;
     private rotation = 0;
     private timer: NodeJS.Timeout | undefined;
     private immediate: NodeJS.Immediate | undefined;
@@ -137,7 +139,7 @@ export class ClusterDispatcher {
         for (const id of webhookIds) {
             this.active.add(id);
         }
-        if (!this.running) {
+        if (!this.running || this.clock() < this.pausedUntil) {
             return;
         }
         if (this.pumping) {
@@ -204,6 +206,7 @@ export class ClusterDispatcher {
             this.discover = true;
             this.report(error, "deliveries");
             rest = failureBackoffMs(this.passFailures, PASS_BACKOFF_MAX_MS);
+            this.pausedUntil = this.clock() + rest;
         } finally {
             this.pumping = false;
         }
@@ -381,7 +384,14 @@ export class ClusterDispatcher {
         if (!this.running) {
             return;
         }
-        this.timer = setTimeout(() => (poll ? this.lookAgain() : this.wake()), milliseconds);
+        this.timer = setTimeout(() => {
+            this.pausedUntil = 0;
+            if (poll) {
+                this.lookAgain();
+            } else {
+                this.wake();
+            }
+        }, milliseconds);
         this.timer.unref();
     }
 
