@@ -10,7 +10,9 @@ const project = (name, extra = {}) => ({
 module.exports = {
     projects: [
         project("unit"),
-        project("integration"),
+        // Real servers, threads and processes, run beside each other on a small machine: a test that
+        // waits on its own conditions (each with its own limit) must not be cut at jest's 5 s first.
+        project("integration", { testTimeout: 60_000 }),
         // The real node: jest's globals must exist before core-test-framework loads.
         project("e2e", { setupFilesAfterEnv: ["<rootDir>/__tests__/e2e/setup.ts"] }),
     ],
