@@ -7,7 +7,7 @@ import { join } from "path";
 
 import { RelayProcess } from "../__tests__/support/child";
 import { DeepPartial, RunningPlugin, startPlugin } from "../__tests__/support/plugin-harness";
-import { startTestPostgres } from "../__tests__/support/postgres";
+import { leasedBy, startTestPostgres } from "../__tests__/support/postgres";
 import { SCHEMA } from "../src/cluster/postgres-schema";
 import { Webhook } from "../src/contracts";
 import { RegexpPool } from "../src/events/regexp-pool";
@@ -193,20 +193,6 @@ const startRelayProcesses = async (url: string, count: number): Promise<{ relays
         (_, n) => new RelayProcess(mkdtempSync(join(tmpdir(), "cww-bench-relay-")), url, `bench-relay-${n}`),
     );
     return { relays, urls: await Promise.all(relays.map((relay) => relay.url)) };
-};
-
-const leasedBy = async (url: string, relayName: string): Promise<number> => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-        const rows = await client.query<{ count: string }>(
-            `SELECT COUNT(*) AS count FROM ${SCHEMA}.deliveries WHERE status = 'pending' AND lease_owner LIKE $1`,
-            [`${relayName} %`],
-        );
-        return Number(rows.rows[0].count);
-    } finally {
-        await client.end();
-    }
 };
 
 /**

@@ -6,7 +6,7 @@ import { Client } from "pg";
 import { SCHEMA } from "../../src/cluster/postgres-schema";
 import { RelayProcess } from "../support/child";
 import { eventually, requestJson } from "../support/http";
-import { startTestPostgres, TestPostgres } from "../support/postgres";
+import { leasedBy, startTestPostgres, TestPostgres } from "../support/postgres";
 import { answer, Receiver, ReceivedRequest } from "../support/receiver";
 
 jest.setTimeout(180_000);
@@ -61,21 +61,6 @@ const deliveryRows = async (url: string, webhookId: string) => {
             [webhookId],
         );
         return Object.fromEntries(rows.rows.map((row) => [row.status, Number(row.count)]));
-    } finally {
-        await client.end();
-    }
-};
-
-/** How many deliveries a relay holds leases on (the lease owner starts with the relay's name). */
-const leasedBy = async (url: string, relayName: string): Promise<number> => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-        const rows = await client.query<{ count: string }>(
-            `SELECT COUNT(*) AS count FROM ${SCHEMA}.deliveries WHERE status = 'pending' AND lease_owner LIKE $1`,
-            [`${relayName} %`],
-        );
-        return Number(rows.rows[0].count);
     } finally {
         await client.end();
     }

@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from "fs";
 import { tmpdir } from "os";
 import { join, resolve } from "path";
 
+import { Client } from "pg";
+
 import { DATABASE, DB_PASSWORD, DB_USER } from "../../local-node/postgres";
+import { SCHEMA } from "../../src/cluster/postgres-schema";
 import { freePort } from "./ports";
 
 export interface TestPostgres {
@@ -67,4 +70,19 @@ export const startTestPostgres = async (): Promise<TestPostgres> => {
             rmSync(dataDir, { recursive: true, force: true });
         },
     };
+};
+
+/** How many pending deliveries a relay holds leases on (a lease's owner starts with the relay's name). */
+export const leasedBy = async (url: string, relayName: string): Promise<number> => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+        const rows = await client.query<{ count: string }>(
+            `SELECT COUNT(*) AS count FROM ${SCHEMA}.deliveries WHERE status = 'pending' AND lease_owner LIKE $1`,
+            [`${relayName} %`],
+        );
+        return Number(rows.rows[0].count);
+    } finally {
+        await client.end();
+    }
 };

@@ -1,7 +1,16 @@
 import { Delivery, Webhook } from "../contracts";
 import { AttemptOutcome, DeliveryStore } from "../store/delivery-store";
-import { isStorageError, StorageHealth, StoragePart } from "../store/storage-health";
+import { StorageHealth, StoragePart } from "../store/storage-health";
 import { attemptDelivery, DeliveryReport } from "./attempt";
+import {
+    EXPANSION_REST_MS,
+    EXPANSION_SLICE_MS,
+    failureBackoffMs,
+    GONE_REASON,
+    reportFailure,
+    targetKey,
+    WebhookBackoff,
+} from "./dispatch-common";
 import { DispatcherOptions } from "./dispatcher";
 import { JournalExpander } from "./journal-expander";
 import { OriginLimits } from "./origin-limits";
@@ -43,29 +52,13 @@ export interface ClusterDispatcherDependencies {
     random?: () => number;
 }
 
-// As in the one-relay dispatcher: expansion works in slices of the loop, resting between them.
-const EXPANSION_SLICE_MS = 3;
-const EXPANSION_REST_MS = 9;
 // Deliveries forwarded per statement, and statements per pass (the rest goes on in the next pass).
 const FORWARD_BATCH = 500;
 const FORWARD_BATCHES_PER_PASS = 8;
 // Without a notice, the shared outbox is looked at this often: retries other relays scheduled,
 // leases that ran out, notices lost while the connection was down.
 const POLL_MS = 1_000;
-const GONE_REASON = "the receiver answered 410 Gone";
 const PASS_BACKOFF_MAX_MS = 5_000;
-const WEBHOOK_BACKOFF_MAX_MS = 60_000;
-
-const failureBackoffMs = (failures: number, maxMs: number): number =>
-    Math.min(1000 * 2 ** Math.max(0, failures - 1), maxMs);
-
-const targetKey = (target: string): string => {
-    try {
-        return new URL(target).origin;
-    } catch {
-        return target;
-    }
-};
 
 /**
  * Delivers from the outbox every relay shares (storage.driver "postgres"). Each pass turns this
@@ -83,7 +76,7 @@ export class ClusterDispatcher {
     private readonly inFlight = new Map<string, Promise<void>>();
     /** Webhooks that may have due deliveries: those forwarded, woken, or found by a look at the outbox. */
     private readonly active = new Set<string>();
-    private readonly backoff = new Map<string, { until: number; failures: number }>();
+    private readonly backoff = new WebhookBackoff();
     private readonly unrecorded = new Map<string, AttemptOutcome>();
     /**
      * Webhooks the shared register did not hold when their deliveries were forwarded (a relay
@@ -256,7 +249,7 @@ export class ClusterDispatcher {
                 return;
             }
             const webhookId = webhookIds[(first + visited) % webhookIds.length];
-            if ((this.backoff.get(webhookId)?.until ?? 0) > now) {
+            if (this.backoff.until(webhookId) > now) {
                 continue;
             }
             const webhook = this.dependencies.findWebhook(webhookId);
@@ -289,7 +282,7 @@ export class ClusterDispatcher {
         })
             .then(
                 () => {
-                    this.backoff.delete(webhook.id);
+                    this.backoff.succeeded(webhook.id);
                 },
                 (error: unknown) => this.holdBack(webhook.id, error),
             )
@@ -351,20 +344,14 @@ export class ClusterDispatcher {
     }
 
     private holdBack(webhookId: string, error: unknown): void {
-        const now = this.clock();
-        const held = this.backoff.get(webhookId);
-        // Attempts under way together fail together: one incident, one step of the delay.
-        if (!held || held.until <= now) {
-            const failures = (held?.failures ?? 0) + 1;
-            this.backoff.set(webhookId, { until: now + failureBackoffMs(failures, WEBHOOK_BACKOFF_MAX_MS), failures });
-        }
+        this.backoff.failed(webhookId, this.clock());
         this.report(error, "outcomes");
     }
 
     /** How long to sleep: until the next retry or lease end, a held webhook or a paused origin; at most POLL_MS. */
     private async untilNextDue(now: number): Promise<number> {
         let next = (await this.dependencies.shared.nextDueAfter(now)) ?? now + POLL_MS;
-        for (const { until } of this.backoff.values()) {
+        for (const { until } of this.backoff.ends()) {
             if (until > now && until < next) {
                 next = until;
             }
@@ -396,14 +383,6 @@ export class ClusterDispatcher {
     }
 
     private report(error: unknown, part: StoragePart): void {
-        try {
-            if (isStorageError(error)) {
-                this.dependencies.health.failed(part, error);
-            } else {
-                this.dependencies.onError(error);
-            }
-        } catch {
-            // A failing logger must not turn into a failing dispatcher.
-        }
+        reportFailure(error, part, this.dependencies.health, this.dependencies.onError);
     }
 }

@@ -1,7 +1,16 @@
 import { Delivery, Webhook } from "../contracts";
 import { DeliveryStore } from "../store/delivery-store";
-import { isStorageError, StorageHealth, StoragePart } from "../store/storage-health";
+import { StorageHealth, StoragePart } from "../store/storage-health";
 import { attemptDelivery, DeliveryReport } from "./attempt";
+import {
+    EXPANSION_REST_MS,
+    EXPANSION_SLICE_MS,
+    failureBackoffMs,
+    GONE_REASON,
+    reportFailure,
+    targetKey,
+    WebhookBackoff,
+} from "./dispatch-common";
 import { JournalExpander } from "./journal-expander";
 import { OriginLimits } from "./origin-limits";
 import { AttemptResult } from "./retry-policy";
@@ -53,29 +62,11 @@ export interface DispatcherDependencies {
 
 // Long sleeps are cut so that a changed wall clock cannot strand a due delivery.
 const MAX_SLEEP_MS = 30_000;
-// The time one turn of the event loop may spend turning journaled events into deliveries, and the
-// rest after a turn that did not finish: a quarter of a loop at most. In the engine's own thread
-// too: longer turns did not speed up a burst on two cores, and took the core from the node's loop.
-const EXPANSION_SLICE_MS = 3;
-const EXPANSION_REST_MS = 9;
-const GONE_REASON = "the receiver answered 410 Gone";
 // Due deliveries of a webhook read at once and launched from memory: one query for this many
 // attempts, where reading past the ones in flight cost a query of some 65 rows an attempt.
 const READ_AHEAD = 256;
 
-/** The wait after the n-th failure in a row of the same thing: 1 s, doubling, at most `maxMs`. */
-const failureBackoffMs = (failures: number, maxMs: number): number =>
-    Math.min(1000 * 2 ** Math.max(0, failures - 1), maxMs);
-const WEBHOOK_BACKOFF_MAX_MS = 60_000;
 const PUMP_BACKOFF_MAX_MS = 2_000;
-
-const targetKey = (target: string): string => {
-    try {
-        return new URL(target).origin;
-    } catch {
-        return target;
-    }
-};
 
 /**
  * Takes due deliveries from the outbox and sends them, within a global and a per-target cap. Each
@@ -100,7 +91,7 @@ export class DeliveryDispatcher {
     /** Webhooks whose pending deliveries are all retries due later: not visited before then. */
     private readonly resting = new Map<string, number>();
     /** Webhooks whose last attempts failed inside the plugin: held back, with a growing delay. */
-    private readonly backoff = new Map<string, { until: number; failures: number }>();
+    private readonly backoff = new WebhookBackoff();
     /** Outcomes sent but not yet written: nothing is sent until they are. */
     private readonly unrecorded = new Map<string, DeliveryReport["record"]>();
     /** Outcomes of this turn of the loop, written together in one transaction at its end. */
@@ -303,7 +294,7 @@ export class DeliveryDispatcher {
     }
 
     private heldUntil(webhookId: string): number {
-        return Math.max(this.resting.get(webhookId) ?? 0, this.backoff.get(webhookId)?.until ?? 0);
+        return Math.max(this.resting.get(webhookId) ?? 0, this.backoff.until(webhookId));
     }
 
     private restUntilNextDue(webhookId: string, now: number): void {
@@ -364,7 +355,7 @@ export class DeliveryDispatcher {
         })
             .then(
                 () => {
-                    this.backoff.delete(webhook.id);
+                    this.backoff.succeeded(webhook.id);
                 },
                 (error: unknown) => this.holdBack(webhook.id, error),
             )
@@ -380,14 +371,7 @@ export class DeliveryDispatcher {
     private holdBack(webhookId: string, error: unknown): void {
         // The attempt left its delivery pending and due, in the file only: it is read from there.
         this.complete.delete(webhookId);
-        const now = this.clock();
-        const held = this.backoff.get(webhookId);
-        // Attempts that were under way together fail together: one incident, one step of the delay
-        // (counted one by one, 16 attempts at once held a webhook for a minute after a full disk).
-        if (!held || held.until <= now) {
-            const failures = (held?.failures ?? 0) + 1;
-            this.backoff.set(webhookId, { until: now + failureBackoffMs(failures, WEBHOOK_BACKOFF_MAX_MS), failures });
-        }
+        this.backoff.failed(webhookId, this.clock());
         this.report(error, "outcomes");
     }
 
@@ -481,15 +465,7 @@ export class DeliveryDispatcher {
     }
 
     private report(error: unknown, part: StoragePart): void {
-        try {
-            if (isStorageError(error)) {
-                this.dependencies.health.failed(part, error);
-            } else {
-                this.dependencies.onError(error);
-            }
-        } catch {
-            // A failing logger must not turn into a failing dispatcher.
-        }
+        reportFailure(error, part, this.dependencies.health, this.dependencies.onError);
     }
 
     /** Sleeps until the next delivery falls due that no cap holds back: those wake it when a slot frees. */
