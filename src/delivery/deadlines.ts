@@ -1,13 +1,21 @@
+/** Ends an attempt that outlived its allowance. */
+export type OnExpiry = () => void;
+
+interface Entry {
+    deadline: number;
+    onExpiry: OnExpiry;
+    done: boolean;
+}
+
 /**
- * Aborts attempts that outlive their time, with one timer for all of them and controllers used
- * again: every attempt has the same allowance, so their deadlines come in the order they started,
- * and a queue checked when its oldest deadline passes does what a timer and a fresh signal per
- * attempt did (AbortSignal.timeout cost some 10 µs an attempt, a tenth of the engine's own work).
+ * Ends attempts that outlive their time, with one timer for all of them: every attempt has the same
+ * allowance, so their deadlines come in the order they started, and a queue checked when its oldest
+ * deadline passes does what a timer per attempt did (AbortSignal.timeout cost some 10 µs an
+ * attempt, a tenth of the engine's own work; a reused AbortController still paid for its listeners).
  */
 export class Deadlines {
-    private readonly queue: Array<{ deadline: number; controller: AbortController; done: boolean }> = [];
+    private readonly queue: Entry[] = [];
     private head = 0;
-    private readonly spare: AbortController[] = [];
     private timer: NodeJS.Timeout | undefined;
 
     public constructor(
@@ -15,29 +23,19 @@ export class Deadlines {
         private readonly clock: () => number = () => performance.now(),
     ) {}
 
-    /** A signal aborted once the allowance has passed; `release` it when the attempt ends. */
-    public start(): { signal: AbortSignal; release: () => void } {
-        const controller = this.spare.pop() ?? new AbortController();
-        const entry = { deadline: this.clock() + this.allowanceMs, controller, done: false };
+    /** Calls `onExpiry` once the allowance has passed, unless the returned release is called first. */
+    public start(onExpiry: OnExpiry): () => void {
+        const entry: Entry = { deadline: this.clock() + this.allowanceMs, onExpiry, done: false };
         this.queue.push(entry);
         if (!this.timer) {
             this.arm(this.allowanceMs);
         }
-        return {
-            signal: controller.signal,
-            release: () => {
-                if (entry.done) {
-                    return;
-                }
-                entry.done = true;
-                if (!controller.signal.aborted) {
-                    this.spare.push(controller);
-                }
-            },
+        return () => {
+            entry.done = true;
         };
     }
 
-    /** Ends the timer; attempts still under way keep their signals, never aborted by it. */
+    /** Ends the timer; attempts still under way are never expired by it. */
     public stop(): void {
         clearTimeout(this.timer);
         this.timer = undefined;
@@ -58,7 +56,7 @@ export class Deadlines {
             }
             if (!entry.done) {
                 entry.done = true;
-                entry.controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+                entry.onExpiry();
             }
             this.head++;
         }

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, LookupAddress } from "dns";
 import { isIP } from "net";
-import { Agent, request } from "undici";
+import { Agent, Dispatcher } from "undici";
 
 import { Deadlines } from "./deadlines";
 import { AttemptResult, parseRetryAfter } from "./retry-policy";
@@ -39,18 +39,6 @@ class TargetRefusedError extends Error {
 const systemResolver: Resolver = (hostname, callback) =>
     dnsLookup(hostname, { all: true }, (error, addresses) => callback(error, addresses ?? []));
 
-const readExcerpt = async (body: AsyncIterable<Buffer>): Promise<string> => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    for await (const chunk of body) {
-        if (length < RESPONSE_EXCERPT_BYTES) {
-            chunks.push(chunk);
-            length += chunk.length;
-        }
-    }
-    return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8");
-};
-
 const describeError = (error: unknown): string => {
     if (error instanceof Error) {
         const cause = (error as Error & { cause?: unknown }).cause;
@@ -72,6 +60,100 @@ const findRefusal = (error: unknown): TargetRefusedError | undefined => {
     }
     return undefined;
 };
+
+class AttemptTimeoutError extends Error {
+    public constructor(timeoutMs: number) {
+        super(`no complete answer within ${timeoutMs} ms`);
+        this.name = "TimeoutError";
+    }
+}
+
+const outcomeOfError = (error: unknown): SendOutcome => {
+    const refusal = findRefusal(error);
+    if (refusal) {
+        return { result: { kind: "refused", message: refusal.message }, responseExcerpt: null };
+    }
+    return { result: { kind: "network-error", message: describeError(error) }, responseExcerpt: null };
+};
+
+/**
+ * One POST, driven by undici's dispatcher callbacks: no response stream, promise or abort signal per
+ * attempt (they cost as much as the rest of an attempt's HTTP work). Settles exactly once: with the
+ * answer, the failure, or the deadline, whichever comes first.
+ */
+class PostAttempt implements Dispatcher.DispatchHandler {
+    public release: () => void = () => undefined;
+    private controller: Dispatcher.DispatchController | undefined;
+    private statusCode = 0;
+    private retryAfter: string | undefined;
+    private readonly excerpt: Buffer[] = [];
+    private excerptLength = 0;
+    private settled = false;
+
+    public constructor(
+        private readonly settle: (outcome: SendOutcome) => void,
+        private readonly timeoutMs: number,
+    ) {}
+
+    public onRequestStart(controller: Dispatcher.DispatchController): void {
+        this.controller = controller;
+        if (this.settled) {
+            // Its time ran out while it waited for a connection: it never goes out.
+            controller.abort(new AttemptTimeoutError(this.timeoutMs));
+        }
+    }
+
+    public onResponseStart(
+        _controller: Dispatcher.DispatchController,
+        statusCode: number,
+        headers: Record<string, string | string[] | undefined>,
+    ): void {
+        this.statusCode = statusCode;
+        const retryAfter = headers["retry-after"];
+        this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    }
+
+    public onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+        if (this.excerptLength < RESPONSE_EXCERPT_BYTES) {
+            this.excerpt.push(chunk);
+            this.excerptLength += chunk.length;
+        }
+    }
+
+    public onResponseEnd(): void {
+        this.finish({
+            result: {
+                kind: "response",
+                statusCode: this.statusCode,
+                retryAfterMs: parseRetryAfter(this.retryAfter, Date.now()),
+            },
+            responseExcerpt: Buffer.concat(this.excerpt).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8"),
+        });
+    }
+
+    public onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+        this.fail(error);
+    }
+
+    public fail(error: unknown): void {
+        this.finish(outcomeOfError(error));
+    }
+
+    public expire(): void {
+        const error = new AttemptTimeoutError(this.timeoutMs);
+        this.finish(outcomeOfError(error));
+        this.controller?.abort(error);
+    }
+
+    private finish(outcome: SendOutcome): void {
+        if (this.settled) {
+            return;
+        }
+        this.settled = true;
+        this.release();
+        this.settle(outcome);
+    }
+}
 
 /**
  * POSTs deliveries over pooled keep-alive connections. The target policy is checked against the
@@ -119,46 +201,43 @@ export class DeliverySender {
     }
 
     /** Never throws: every failure, an unusable target included, is an outcome to record. */
-    public async send({ target, body, headers }: SendRequest): Promise<SendOutcome> {
+    public send({ target, body, headers }: SendRequest): Promise<SendOutcome> {
         const parsed = parseTarget(target);
         if (!parsed.ok) {
-            return { result: { kind: "refused", message: `the target ${parsed.reason}` }, responseExcerpt: null };
+            return Promise.resolve({
+                result: { kind: "refused", message: `the target ${parsed.reason}` },
+                responseExcerpt: null,
+            });
         }
         const url = parsed.url;
         const literal = url.hostname.replace(/^\[|\]$/g, "");
         // Literal addresses skip DNS, so the connection's lookup never sees them.
         const reason = this.literalVerdict(literal);
         if (reason) {
-            return { result: { kind: "refused", message: reason }, responseExcerpt: null };
+            return Promise.resolve({ result: { kind: "refused", message: reason }, responseExcerpt: null });
         }
-        const deadline = this.deadlines.start();
-        try {
-            const response = await request(url, {
-                method: "POST",
-                dispatcher: this.agent,
-                body,
-                headers: { "content-type": "application/json", "user-agent": this.options.userAgent, ...headers },
-                signal: deadline.signal,
-            });
-            const excerpt = await readExcerpt(response.body);
-            const retryAfter = response.headers["retry-after"];
-            return {
-                result: {
-                    kind: "response",
-                    statusCode: response.statusCode,
-                    retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
-                },
-                responseExcerpt: excerpt,
-            };
-        } catch (error) {
-            const refusal = findRefusal(error);
-            if (refusal) {
-                return { result: { kind: "refused", message: refusal.message }, responseExcerpt: null };
+        return new Promise<SendOutcome>((settle) => {
+            const attempt = new PostAttempt(settle, this.options.timeoutMs);
+            attempt.release = this.deadlines.start(() => attempt.expire());
+            try {
+                this.agent.dispatch(
+                    {
+                        origin: url.origin,
+                        path: `${url.pathname}${url.search}`,
+                        method: "POST",
+                        body,
+                        headers: {
+                            "content-type": "application/json",
+                            "user-agent": this.options.userAgent,
+                            ...headers,
+                        },
+                    },
+                    attempt,
+                );
+            } catch (error) {
+                attempt.fail(error);
             }
-            return { result: { kind: "network-error", message: describeError(error) }, responseExcerpt: null };
-        } finally {
-            deadline.release();
-        }
+        });
     }
 
     public async close(): Promise<void> {

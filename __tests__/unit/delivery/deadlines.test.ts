@@ -3,48 +3,53 @@ import { Deadlines } from "../../../src/delivery/deadlines";
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("attempt deadlines", () => {
-    it("abort an attempt still under way once its allowance has passed, with a timeout reason", async () => {
+    it("expire an attempt still under way once its allowance has passed, once", async () => {
         const deadlines = new Deadlines(30);
-        const { signal } = deadlines.start();
+        let expiries = 0;
+        deadlines.start(() => expiries++);
 
-        expect(signal.aborted).toBe(false);
+        expect(expiries).toBe(0);
         await wait(80);
-        expect(signal.aborted).toBe(true);
-        expect((signal.reason as DOMException).name).toBe("TimeoutError");
+        expect(expiries).toBe(1);
+        await wait(60);
+        expect(expiries).toBe(1);
         deadlines.stop();
     });
 
-    it("never abort an attempt released in time, and hand its signal to a later attempt", async () => {
+    it("never expire an attempt released in time", async () => {
         const deadlines = new Deadlines(30);
-        const first = deadlines.start();
-        first.release();
-        const second = deadlines.start();
+        let expiries = 0;
+        const release = deadlines.start(() => expiries++);
+        release();
 
-        expect(second.signal).toBe(first.signal);
-        second.release();
         await wait(80);
-        expect(first.signal.aborted).toBe(false);
+        expect(expiries).toBe(0);
         deadlines.stop();
     });
 
-    it("abort each late attempt of many started at different times, and only those", async () => {
+    it("expire each late attempt of many started at different times, and only those", async () => {
         const deadlines = new Deadlines(40);
-        const early = deadlines.start();
+        const expired: string[] = [];
+        deadlines.start(() => expired.push("early"));
         await wait(20);
-        const released = deadlines.start();
-        const late = deadlines.start();
-        released.release();
+        const release = deadlines.start(() => expired.push("released"));
+        deadlines.start(() => expired.push("late"));
+        release();
 
         await wait(35);
-        expect(early.signal.aborted).toBe(true);
-        expect(late.signal.aborted).toBe(false);
+        expect(expired).toEqual(["early"]);
         await wait(40);
-        expect(late.signal.aborted).toBe(true);
-        expect(released.signal.aborted).toBe(false);
-        // An aborted signal is never handed out again.
-        const next = deadlines.start();
-        expect([early.signal, late.signal]).not.toContain(next.signal);
-        next.release();
+        expect(expired).toEqual(["early", "late"]);
         deadlines.stop();
+    });
+
+    it("expire nothing once stopped", async () => {
+        const deadlines = new Deadlines(20);
+        let expiries = 0;
+        deadlines.start(() => expiries++);
+        deadlines.stop();
+
+        await wait(60);
+        expect(expiries).toBe(0);
     });
 });

@@ -1,0 +1,87 @@
+import { DeliverySender, RESPONSE_EXCERPT_BYTES, SendOutcome } from "../../src/delivery/sender";
+import { answer, Receiver } from "../support/receiver";
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const senderWith = (
+    timeoutMs: number,
+    connectionsPerTarget = 4,
+    policy = (_address: string) => undefined as string | undefined,
+) => new DeliverySender({ timeoutMs, connectionsPerTarget, policy, userAgent: "sender-test" });
+
+const post = (sender: DeliverySender, target: string, body = '{"n":1}'): Promise<SendOutcome> =>
+    sender.send({ target, body, headers: { "webhook-id": "msg_1" } });
+
+describe("the delivery sender, over real HTTP", () => {
+    let receiver: Receiver;
+    let sender: DeliverySender | undefined;
+
+    afterEach(async () => {
+        await sender?.close();
+        sender = undefined;
+        await receiver.stop();
+    });
+
+    it("posts the exact body and headers, and keeps the status and the first KiB of the answer", async () => {
+        const long = "x".repeat(3 * RESPONSE_EXCERPT_BYTES);
+        receiver = await new Receiver((_request, _index, response) => response.writeHead(201).end(long)).start();
+        sender = senderWith(2_000);
+
+        const outcome = await post(sender, `${receiver.url}?a=1`, '{"event":"x"}');
+
+        expect(outcome.result).toEqual({ kind: "response", statusCode: 201, retryAfterMs: undefined });
+        expect(outcome.responseExcerpt).toBe(long.slice(0, RESPONSE_EXCERPT_BYTES));
+        expect(receiver.requests).toHaveLength(1);
+        expect(receiver.requests[0].body).toBe('{"event":"x"}');
+        expect(receiver.requests[0].headers).toMatchObject({
+            "content-type": "application/json",
+            "user-agent": "sender-test",
+            "webhook-id": "msg_1",
+        });
+    });
+
+    it("reads a Retry-After in seconds", async () => {
+        receiver = await new Receiver(answer(503, { "retry-after": "7" })).start();
+        sender = senderWith(2_000);
+
+        const outcome = await post(sender, receiver.url);
+
+        expect(outcome.result).toMatchObject({ kind: "response", statusCode: 503 });
+        const retryAfterMs = (outcome.result as { retryAfterMs?: number }).retryAfterMs ?? 0;
+        expect(retryAfterMs).toBeGreaterThan(6_000);
+        expect(retryAfterMs).toBeLessThanOrEqual(7_000);
+    });
+
+    it("ends a hanging attempt at its deadline, and one still waiting for a connection never goes out", async () => {
+        receiver = await new Receiver(() => undefined).start();
+        sender = senderWith(300, 1);
+
+        const outcomes = await Promise.all([post(sender, receiver.url), post(sender, receiver.url)]);
+        await wait(300);
+
+        for (const { result } of outcomes) {
+            expect(result).toMatchObject({ kind: "network-error", message: expect.stringMatching(/timeout/i) });
+        }
+        // The second waited behind the first on the only connection; its time ran out there.
+        expect(receiver.requests).toHaveLength(1);
+    });
+
+    it("reports a connection reset as a network error", async () => {
+        receiver = await new Receiver((_request, _index, response) => response.socket?.destroy()).start();
+        sender = senderWith(2_000);
+
+        const outcome = await post(sender, receiver.url);
+
+        expect(outcome.result.kind).toBe("network-error");
+    });
+
+    it("refuses a literal address the policy forbids without connecting", async () => {
+        receiver = await new Receiver().start();
+        sender = senderWith(2_000, 4, (address) => (address === "127.0.0.1" ? "127.0.0.1 is denied" : undefined));
+
+        const outcome = await post(sender, receiver.url);
+
+        expect(outcome.result).toEqual({ kind: "refused", message: "127.0.0.1 is denied" });
+        expect(receiver.requests).toHaveLength(0);
+    });
+});
