@@ -26,6 +26,7 @@ describe("the journal's files", () => {
     let folder: string;
     let store: StoreConnections;
     let skipped: Array<{ segment: number; bytes: number }>;
+    let lostGroups: Array<{ segment: number; group: number }>;
 
     const writer = (segmentBytes = 64 * 1024 * 1024): JournalWriter =>
         new JournalWriter({ folder, segmentBytes, readCursor: journalCursorOf(store.outbox) });
@@ -33,6 +34,7 @@ describe("the journal's files", () => {
         new JournalReader(store.outbox, new EventJournal(store.outbox), {
             folder,
             onSkipped: (segment, bytes) => skipped.push({ segment, bytes }),
+            onGroupLost: (segment, group) => lostGroups.push({ segment, group }),
         });
     /** Moves everything readable into delivery rows, as the engine does; returns the event bodies' heights. */
     const expandAll = (journal: JournalReader): number[] => {
@@ -60,6 +62,7 @@ describe("the journal's files", () => {
         folder = journalFolderOf(file);
         store = openStore(file);
         skipped = [];
+        lostGroups = [];
     });
 
     afterEach(() => {
@@ -170,6 +173,56 @@ describe("the journal's files", () => {
         expect(expandAll(reader())).toEqual([1]);
         expect(pendingIds(kept)).toHaveLength(1);
         expect(pendingIds(deleted)).toHaveLength(0);
+        files.close();
+    });
+
+    it("writes a deferred group once a segment, resolves it for every record, and deletes it with its segment", () => {
+        const hook = addWebhookRow(store);
+        const group = Object.freeze(["pattern-1", "pattern-2", "pattern-3"]);
+        const small = writer(700);
+        const appended = Array.from({ length: 12 }, (_, index) => ({
+            ...eventFor([hook], index + 1),
+            deferred: index % 3 === 0 ? ["out-of-time"] : [],
+            deferredGroup: group,
+        }));
+        appended.forEach((event) => small.append(event));
+        const names = readdirSync(folder);
+        const segments = names.filter((name) => name.endsWith(".log"));
+        const groups = names.filter((name) => name.includes(".group-"));
+        expect(segments.length).toBeGreaterThan(2);
+        // One file per segment, not one per record: the records only carry its number.
+        expect(groups.sort()).toEqual(segments.map((name) => name.replace(".log", ".group-1.json")).sort());
+
+        const journal = reader();
+        const expected = appended.map((event) => [...event.deferred, ...group]);
+        expect(journal.oldest(100).map((entry) => entry.deferred)).toEqual(expected);
+        journal.commit(journal.oldest(5));
+        journal.close();
+
+        // A restart reads on from the cursor, mid-segment, and still finds each record's group.
+        const again = reader();
+        expect(again.oldest(100).map((entry) => entry.deferred)).toEqual(expected.slice(5));
+        expect(expandAll(again)).toHaveLength(7);
+        expect(readdirSync(folder).sort()).toEqual(
+            [segments.sort()[segments.length - 1], groups.sort()[groups.length - 1]].sort(),
+        );
+        expect(lostGroups).toEqual([]);
+        again.close();
+        small.close();
+    });
+
+    it("says so when a deferred group's file is gone, and reads on without it", () => {
+        const hook = addWebhookRow(store);
+        const files = writer();
+        files.append({ ...eventFor([hook], 1), deferred: ["out-of-time"], deferredGroup: ["pattern-1"] });
+        rmSync(join(folder, "000000000001.group-1.json"));
+
+        const journal = reader();
+        expect(journal.oldest(10).map((entry) => entry.deferred)).toEqual([["out-of-time"]]);
+        expect(lostGroups).toEqual([{ segment: 1, group: 1 }]);
+        expect(expandAll(journal)).toEqual([1]);
+        expect(pendingIds(hook)).toHaveLength(1);
+        journal.close();
         files.close();
     });
 

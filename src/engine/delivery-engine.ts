@@ -118,6 +118,11 @@ export class DeliveryEngine {
                     "warning",
                     `skipped ${bytes} bytes at the end of journal segment ${segment}: a record torn when the process stopped mid-write (its event was never acknowledged)`,
                 ),
+            onGroupLost: (segment, group, reason) =>
+                host.log(
+                    "error",
+                    `journal segment ${segment}'s deferred group ${group} cannot be read (${reason}): its events are not delivered to the webhooks with regexp conditions it listed`,
+                ),
         });
         const expander = new JournalExpander({
             journal: this.journal,

@@ -70,8 +70,8 @@ export class KernelEventListener {
         this.stats.lastEventAt = now;
         try {
             const deadline = performance.now() + this.dependencies.matchingBudgetMs;
-            const { matched, deferred } = this.dependencies.index.matching(name, data, deadline);
-            if (matched.length === 0 && deferred.length === 0) {
+            const { matched, deferred, deferredGroup } = this.dependencies.index.matching(name, data, deadline);
+            if (matched.length === 0 && deferred.length === 0 && !deferredGroup) {
                 return;
             }
             // Every webhook of an event gets the same bytes: serialise once.
@@ -84,10 +84,11 @@ export class KernelEventListener {
                 createdAt: now,
                 deliveries: toOwed(matched, (this.dependencies.deliveryIds ?? freshDeliveryIds)(name, data)),
                 deferred: deferred.map((webhook) => webhook.id),
+                ...(deferredGroup ? { deferredGroup } : {}),
             });
             this.stats.journaledByEvent.set(name, (this.stats.journaledByEvent.get(name) ?? 0) + 1);
             this.stats.deliveriesQueued += matched.length;
-            this.stats.deferredTests += deferred.length;
+            this.stats.deferredTests += deferred.length + (deferredGroup?.length ?? 0);
         } catch (error) {
             // Never throw into the kernel: a failing plugin must not stop block processing.
             this.stats.errors++;

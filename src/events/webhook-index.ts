@@ -13,9 +13,22 @@ export interface MatchResult {
     matched: Webhook[];
     /** Webhooks left untested, or tested in part, when the deadline passed. */
     deferred: Webhook[];
+    /**
+     * Ids of the event's webhooks with a regexp condition, all left to be tested off the listener's
+     * path: the same array from call to call until the event's webhooks change, so that the journal
+     * can write it once and refer to it (a thousand ids in every record cost the node's loop more
+     * than the rest of the listener). Absent when there are none.
+     */
+    deferredGroup?: readonly string[];
 }
 
 const monotonicNow = (): number => performance.now();
+
+interface EventSplit {
+    /** Tested on the listener's path, within its budget. */
+    plain: IndexedWebhook[];
+    regexpIds: readonly string[] | undefined;
+}
 
 /**
  * The enabled webhooks by event name, with their conditions compiled, kept in step with the
@@ -24,6 +37,10 @@ const monotonicNow = (): number => performance.now();
 export class WebhookIndex {
     private readonly byEvent = new Map<string, Map<string, IndexedWebhook>>();
     private readonly eventOf = new Map<string, string>();
+    /** Each event's webhooks split for the listener, made again after any of them changes. */
+    private readonly splits = new Map<string, EventSplit>();
+    private readonly resplit = new Set<string>();
+    private resplitTimer: NodeJS.Immediate | undefined;
 
     public constructor(private readonly options: ConditionOptions) {}
 
@@ -39,6 +56,7 @@ export class WebhookIndex {
         }
         forEvent.set(webhook.id, { webhook, matcher: compileMatcher(webhook.conditions, webhook.match, this.options) });
         this.eventOf.set(webhook.id, webhook.event);
+        this.changed(webhook.event);
     }
 
     public remove(id: string): void {
@@ -53,6 +71,7 @@ export class WebhookIndex {
             this.byEvent.delete(event);
         }
         this.eventOf.delete(id);
+        this.changed(event);
     }
 
     /** An enabled webhook by id, from memory. */
@@ -67,22 +86,25 @@ export class WebhookIndex {
 
     /**
      * The enabled webhooks of an event whose conditions hold, tested until `deadline` passes on
-     * the monotonic clock (`performance.now()`); those not decided by then are `deferred`, and so
-     * is every webhook with a regexp condition: one test of an accepted pattern can take a few
-     * milliseconds, more than the listener's whole budget, so none runs on the listener's path.
+     * the monotonic clock (`performance.now()`); those not decided by then are `deferred`. Every
+     * webhook with a regexp condition is in `deferredGroup`: one test of an accepted pattern can
+     * take a few milliseconds, more than the listener's whole budget, so none runs on its path.
      */
     public matching(event: string, payload: unknown, deadline = Infinity, now = monotonicNow): MatchResult {
         const result: MatchResult = { matched: [], deferred: [] };
-        let tested = 0;
+        const split = this.splitOf(event);
+        if (!split) {
+            return result;
+        }
         let outOfTime = false;
-        for (const { webhook, matcher } of this.byEvent.get(event)?.values() ?? []) {
+        for (let index = 0; index < split.plain.length; index++) {
+            const { webhook, matcher } = split.plain[index];
             // The first webhook tested is always tested, so every event makes progress whatever the clock says.
-            outOfTime ||= tested > 0 && now() > deadline;
-            if (outOfTime || matcher.usesRegexp) {
+            outOfTime ||= index > 0 && now() > deadline;
+            if (outOfTime) {
                 result.deferred.push(webhook);
                 continue;
             }
-            tested++;
             const verdict = matcher.testWithin(payload, 0, deadline, now);
             if (!verdict.done) {
                 result.deferred.push(webhook);
@@ -91,7 +113,44 @@ export class WebhookIndex {
                 result.matched.push(webhook);
             }
         }
+        if (split.regexpIds) {
+            result.deferredGroup = split.regexpIds;
+        }
         return result;
+    }
+
+    /**
+     * Drops the event's split and makes it again once the changes of this turn are in, off any
+     * event's path: the first event after a change would otherwise pay for a pass over its webhooks.
+     */
+    private changed(event: string): void {
+        this.splits.delete(event);
+        this.resplit.add(event);
+        this.resplitTimer ??= setImmediate(() => {
+            this.resplitTimer = undefined;
+            const events = [...this.resplit];
+            this.resplit.clear();
+            events.forEach((name) => this.splitOf(name));
+        });
+        this.resplitTimer.unref();
+    }
+
+    private splitOf(event: string): EventSplit | undefined {
+        let split = this.splits.get(event);
+        if (!split) {
+            const forEvent = this.byEvent.get(event);
+            if (!forEvent) {
+                return undefined;
+            }
+            const entries = [...forEvent.values()];
+            const regexpIds = entries.filter(({ matcher }) => matcher.usesRegexp).map(({ webhook }) => webhook.id);
+            split = {
+                plain: entries.filter(({ matcher }) => !matcher.usesRegexp),
+                regexpIds: regexpIds.length > 0 ? Object.freeze(regexpIds) : undefined,
+            };
+            this.splits.set(event, split);
+        }
+        return split;
     }
 
     public get size(): number {

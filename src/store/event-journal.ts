@@ -15,6 +15,11 @@ export interface JournaledEvent {
     deliveries: readonly OwedDelivery[];
     /** Ids of webhooks the listener had no time to test within its budget: tested off its path, given delivery ids then. */
     deferred: readonly string[];
+    /**
+     * More webhooks tested off the listener's path (those with a regexp condition), as one array
+     * shared by every event until the register changes: the journal's files hold it once a segment.
+     */
+    deferredGroup?: readonly string[];
 }
 
 export interface JournalEntry extends JournaledEvent {
@@ -113,8 +118,14 @@ export class EventJournal {
     }
 
     /** One row and one implicit transaction: durable against a process crash once this returns. */
-    public append({ event, body, createdAt, deliveries, deferred }: JournaledEvent): void {
-        this.statements.append.run(event, body, createdAt, toPairs(deliveries), JSON.stringify(deferred));
+    public append({ event, body, createdAt, deliveries, deferred, deferredGroup = [] }: JournaledEvent): void {
+        this.statements.append.run(
+            event,
+            body,
+            createdAt,
+            toPairs(deliveries),
+            JSON.stringify([...deferred, ...deferredGroup]),
+        );
     }
 
     /** The oldest entries, in order. */

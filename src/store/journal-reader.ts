@@ -1,8 +1,17 @@
-import { closeSync, existsSync, fstatSync, openSync, readSync, unlinkSync } from "fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, unlinkSync } from "fs";
 
 import { SqliteDatabase } from "./database";
 import { deliveryWriter, EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "./event-journal";
-import { decodeRecord, listSegments, positionOf, segmentPath } from "./journal-segments";
+import {
+    decodeRecord,
+    DecodedRecord,
+    groupPath,
+    listGroups,
+    listSegments,
+    parseGroup,
+    positionOf,
+    segmentPath,
+} from "./journal-segments";
 import { JournalCursor } from "./journal-writer";
 
 interface FileEntry extends JournalEntry {
@@ -18,6 +27,11 @@ export interface JournalReaderOptions {
     folder: string;
     /** Told of bytes skipped at the end of a segment (a record torn by a crash). */
     onSkipped: (segment: number, bytes: number) => void;
+    /**
+     * Told of a deferred group whose file is gone or damaged (only something outside the plugin does
+     * that): the records referring to it owe nothing to its webhooks.
+     */
+    onGroupLost: (segment: number, group: number, reason: string) => void;
 }
 
 /** Reads the engine's cursor, committed in the SQLite file with the deliveries it made. */
@@ -42,6 +56,8 @@ export class JournalReader {
     private ahead: FileEntry[] = [];
     private buffer = Buffer.allocUnsafe(READ_BYTES);
     private tableDrained = false;
+    /** Deferred groups read, by segment and number. */
+    private readonly groups = new Map<string, readonly string[]>();
 
     public constructor(
         db: SqliteDatabase,
@@ -119,11 +135,11 @@ export class JournalReader {
         for (;;) {
             const decoded = decodeRecord(this.buffer, start, length);
             if (decoded.kind === "record") {
-                const { bytes, ...event } = decoded.record;
+                const { bytes } = decoded.record;
                 const offset = this.reading.offset + start;
                 start += bytes;
                 this.ahead.push({
-                    ...event,
+                    ...this.entryOf(decoded.record),
                     seq: positionOf(this.reading.segment, offset),
                     end: { segment: this.reading.segment, offset: offset + bytes },
                 });
@@ -140,6 +156,34 @@ export class JournalReader {
             }
             return this.nextSegment(fd, length);
         }
+    }
+
+    private entryOf({ event, createdAt, deliveries, deferred, body, group }: DecodedRecord): Omit<JournalEntry, "seq"> {
+        if (group === undefined) {
+            return { event, createdAt, deliveries, deferred, body };
+        }
+        const ids = this.groupOf(this.reading.segment, group);
+        return { event, createdAt, deliveries, deferred: deferred.length === 0 ? ids : [...deferred, ...ids], body };
+    }
+
+    private groupOf(segment: number, group: number): readonly string[] {
+        const key = `${segment}:${group}`;
+        let ids = this.groups.get(key);
+        if (!ids) {
+            let reason: string;
+            try {
+                ids = parseGroup(readFileSync(groupPath(this.options.folder, segment, group), "utf8"));
+                reason = "its file is not a list of webhook ids";
+            } catch (error) {
+                reason = String(error);
+            }
+            if (!ids) {
+                this.options.onGroupLost(segment, group, reason);
+                ids = [];
+            }
+            this.groups.set(key, ids);
+        }
+        return ids;
     }
 
     /**
@@ -182,6 +226,12 @@ export class JournalReader {
     }
 
     private deletePassedSegments(): void {
+        for (const { segment, group } of listGroups(this.options.folder)) {
+            if (segment < this.cursor.segment) {
+                unlinkSync(groupPath(this.options.folder, segment, group));
+                this.groups.delete(`${segment}:${group}`);
+            }
+        }
         for (const segment of listSegments(this.options.folder)) {
             if (segment >= this.cursor.segment) {
                 return;

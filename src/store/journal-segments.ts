@@ -10,14 +10,49 @@ import { JournaledEvent, OwedDelivery } from "./event-journal";
  *
  * A record: payload length (u32 LE), CRC-32 of the payload (u32 LE), then the payload: the length
  * of its head (u32 LE), the head as JSON `[event, createdAt, [[deliveryId, webhookId], …],
- * [deferredWebhookId, …]]`, and the body's UTF-8 bytes as the receivers get them.
+ * [deferredWebhookId, …]]`, and the body's UTF-8 bytes as the receivers get them. A head may end
+ * with one more number, a deferred group: a list of webhook ids written once in a file of its own
+ * beside the segment (`<segment>.group-<number>.json`, written before any record refers to it), so
+ * that the same thousand ids are not written into every record.
  */
 export const journalFolderOf = (file: string): string => `${file}.events`;
 
 const SEGMENT_NAME = /^(\d{12})\.log$/;
+const GROUP_NAME = /^(\d{12})\.group-(\d+)\.json$/;
 
-export const segmentPath = (folder: string, segment: number): string =>
-    join(folder, `${String(segment).padStart(12, "0")}.log`);
+const segmentName = (segment: number): string => String(segment).padStart(12, "0");
+
+export const segmentPath = (folder: string, segment: number): string => join(folder, `${segmentName(segment)}.log`);
+
+export const groupPath = (folder: string, segment: number, group: number): string =>
+    join(folder, `${segmentName(segment)}.group-${group}.json`);
+
+/** The deferred groups' files in the folder, with their segments. */
+export const listGroups = (folder: string): Array<{ segment: number; group: number }> => {
+    let names: string[];
+    try {
+        names = readdirSync(folder);
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+            return [];
+        }
+        throw error;
+    }
+    return names
+        .map((name) => GROUP_NAME.exec(name))
+        .filter((match): match is RegExpExecArray => match !== null)
+        .map((match) => ({ segment: Number(match[1]), group: Number(match[2]) }));
+};
+
+/** A deferred group's ids as its file holds them; undefined when the file is not a list of ids. */
+export const parseGroup = (text: string): string[] | undefined => {
+    try {
+        const ids: unknown = JSON.parse(text);
+        return Array.isArray(ids) && ids.every((id) => typeof id === "string") ? (ids as string[]) : undefined;
+    } catch {
+        return undefined;
+    }
+};
 
 /** The segments in the folder, oldest first; none when the folder does not exist. */
 export const listSegments = (folder: string): number[] => {
@@ -44,8 +79,15 @@ export const HEADER_BYTES = 8;
 /** A length past this is no record of ours: the bytes are torn or foreign. */
 export const MAX_PAYLOAD_BYTES = 512 * 1024 * 1024;
 
-export const encodeRecord = ({ event, createdAt, deliveries, deferred, body }: JournaledEvent): Buffer => {
-    const head = JSON.stringify([event, createdAt, deliveries.map(({ id, webhookId }) => [id, webhookId]), deferred]);
+/** Encodes the event; its `deferredGroup`, if any, is referred to by `group`, the number its file has. */
+export const encodeRecord = (
+    { event, createdAt, deliveries, deferred, body }: JournaledEvent,
+    group?: number,
+): Buffer => {
+    const pairs = deliveries.map(({ id, webhookId }) => [id, webhookId]);
+    const head = JSON.stringify(
+        group === undefined ? [event, createdAt, pairs, deferred] : [event, createdAt, pairs, deferred, group],
+    );
     const headBytes = Buffer.byteLength(head);
     const payloadBytes = 4 + headBytes + Buffer.byteLength(body);
     const record = Buffer.allocUnsafe(HEADER_BYTES + payloadBytes);
@@ -57,7 +99,11 @@ export const encodeRecord = ({ event, createdAt, deliveries, deferred, body }: J
     return record;
 };
 
-export type DecodedRecord = JournaledEvent & { bytes: number };
+export type DecodedRecord = Omit<JournaledEvent, "deferredGroup"> & {
+    bytes: number;
+    /** The number of the deferred group the record refers to, if any. */
+    group?: number;
+};
 
 export type Decoding =
     | { kind: "record"; record: DecodedRecord }
@@ -66,11 +112,13 @@ export type Decoding =
     /** Bytes that are no record: torn by a crash mid-write, or damaged. */
     | { kind: "invalid" };
 
-type Head = [string, number, Array<[string, string]>, string[]];
+type Head =
+    | [string, number, Array<[string, string]>, string[]]
+    | [string, number, Array<[string, string]>, string[], number];
 
 const isHead = (value: unknown): value is Head =>
     Array.isArray(value) &&
-    value.length === 4 &&
+    (value.length === 4 || (value.length === 5 && Number.isSafeInteger(value[4]))) &&
     typeof value[0] === "string" &&
     typeof value[1] === "number" &&
     Array.isArray(value[2]) &&
@@ -106,10 +154,19 @@ export const decodeRecord = (bytes: Buffer, start: number, end: number): Decodin
     if (!isHead(head)) {
         return { kind: "invalid" };
     }
-    const [event, createdAt, pairs, deferred] = head;
+    const [event, createdAt, pairs, deferred, group] = head;
     const deliveries: OwedDelivery[] = pairs.map(([id, webhookId]) => ({ id, webhookId }));
+    const body = payload.toString("utf8", 4 + headBytes);
     return {
         kind: "record",
-        record: { event, createdAt, deliveries, deferred, body: payload.toString("utf8", 4 + headBytes), bytes: total },
+        record: {
+            event,
+            createdAt,
+            deliveries,
+            deferred,
+            body,
+            bytes: total,
+            ...(group === undefined ? {} : { group }),
+        },
     };
 };

@@ -1,9 +1,20 @@
-import { closeSync, ftruncateSync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync } from "fs";
+import {
+    closeSync,
+    ftruncateSync,
+    mkdirSync,
+    openSync,
+    readSync,
+    statSync,
+    unlinkSync,
+    writeFileSync,
+    writeSync,
+} from "fs";
 
 import { JournaledEvent } from "./event-journal";
 import {
     decodeRecord,
     encodeRecord,
+    groupPath,
     HEADER_BYTES,
     listSegments,
     MAX_PAYLOAD_BYTES,
@@ -44,6 +55,11 @@ export class JournalWriter {
     private positions: number[] = [];
     private head = 0;
     private trimAt = TRIM_FLOOR;
+    /** A number for each deferred group met, the same for as long as the group is in use. */
+    private readonly groupNumbers = new WeakMap<readonly string[], number>();
+    private lastGroup = 0;
+    /** The groups whose file the current segment has, and which segment that is. */
+    private declared = { segment: -1, groups: new Set<number>() };
 
     public constructor(private readonly options: JournalWriterOptions) {
         mkdirSync(options.folder, { recursive: true, mode: OWNER_ONLY_FOLDER });
@@ -62,8 +78,12 @@ export class JournalWriter {
 
     /** Appends the event; throws (nothing written) when the file refuses it. */
     public append(event: JournaledEvent): void {
-        const record = encodeRecord(event);
+        const group = event.deferredGroup && this.groupNumberOf(event.deferredGroup);
+        const record = encodeRecord(event, group);
         const fd = this.fdFor(record.length);
+        if (event.deferredGroup && group !== undefined) {
+            this.declare(event.deferredGroup, group);
+        }
         const start = this.offset;
         try {
             let written = 0;
@@ -97,6 +117,29 @@ export class JournalWriter {
         if (this.offset === 0) {
             unlinkSync(segmentPath(this.options.folder, this.segment));
         }
+    }
+
+    private groupNumberOf(group: readonly string[]): number {
+        let number = this.groupNumbers.get(group);
+        if (number === undefined) {
+            number = ++this.lastGroup;
+            this.groupNumbers.set(group, number);
+        }
+        return number;
+    }
+
+    /** Writes the group's file beside the current segment, once, before any record of it refers to it. */
+    private declare(group: readonly string[], number: number): void {
+        if (this.declared.segment !== this.segment) {
+            this.declared = { segment: this.segment, groups: new Set() };
+        }
+        if (this.declared.groups.has(number)) {
+            return;
+        }
+        writeFileSync(groupPath(this.options.folder, this.segment, number), JSON.stringify(group), {
+            mode: OWNER_ONLY_FILE,
+        });
+        this.declared.groups.add(number);
     }
 
     private fdFor(recordBytes: number): number {

@@ -51,9 +51,32 @@ describe("the webhook index", () => {
 
         const result = index.matching("block.applied", { vendorField: "probe" });
 
-        expect(result.deferred.map(({ id }) => id)).toEqual(["pattern"]);
+        expect(result.deferred).toEqual([]);
+        expect(result.deferredGroup).toEqual(["pattern"]);
         expect(result.matched.map(({ id }) => id)).toEqual(["plain"]);
         // Off the listener's path, the same matcher decides.
         expect(index.matcherOf("pattern")?.test({ vendorField: "probe" })).toBe(true);
+    });
+
+    it("hands out the same group of regexp webhooks until the event's webhooks change", () => {
+        const index = new WebhookIndex({ regexpInputChars: 1024, regexps: new RegexpPool(100) });
+        const regexp = (id: string, event = "block.applied") =>
+            webhook(id, { event, conditions: [{ key: "vendorField", condition: "regexp", value: "^probe" }] });
+        index.put(regexp("first"));
+        index.put(regexp("elsewhere", "block.forged"));
+
+        const group = index.matching("block.applied", {}).deferredGroup;
+        expect(index.matching("block.applied", { other: 1 }).deferredGroup).toBe(group);
+        index.put(regexp("elsewhere-too", "block.forged"));
+        expect(index.matching("block.applied", {}).deferredGroup).toBe(group);
+
+        index.put(regexp("second"));
+        const grown = index.matching("block.applied", {}).deferredGroup;
+        expect(grown).not.toBe(group);
+        expect([...(grown ?? [])].sort()).toEqual(["first", "second"]);
+        index.put(webhook("second", { conditions: [] }));
+        expect(index.matching("block.applied", {}).deferredGroup).toEqual(["first"]);
+        index.remove("first");
+        expect(index.matching("block.applied", {}).deferredGroup).toBeUndefined();
     });
 });
