@@ -11,7 +11,7 @@ loadCompiledPlugin();
 
 import { Container, Services } from "@arkecosystem/core-kernel";
 import { randomUUID } from "crypto";
-import { mkdtempSync, rmSync } from "fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 import { monitorEventLoopDelay, performance } from "perf_hooks";
@@ -118,6 +118,24 @@ const boot = async (plan: CostPlan, dir: string): Promise<{ dispatch: Dispatch; 
     };
 };
 
+/** CPU ticks (1/100 s) of each of this process's threads, by thread id (the main thread's is the pid), from /proc (Linux only). */
+const threadTicks = (): Map<string, number> => {
+    const ticks = new Map<string, number>();
+    const tasks = existsSync("/proc/self/task") ? readdirSync("/proc/self/task") : [];
+    for (const task of tasks) {
+        try {
+            const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8");
+            const name = task === String(process.pid) ? "main" : `thread ${task}`;
+            const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+            const used = Number(fields[11]) + Number(fields[12]);
+            ticks.set(name, (ticks.get(name) ?? 0) + used);
+        } catch {
+            // The thread ended meanwhile.
+        }
+    }
+    return ticks;
+};
+
 const main = async (): Promise<void> => {
     const dir = mkdtempSync(join(tmpdir(), "cww-bench-cost-"));
     send({ kind: "ready" });
@@ -127,6 +145,7 @@ const main = async (): Promise<void> => {
     const delay = monitorEventLoopDelay({ resolution: 1 });
     const before = performance.eventLoopUtilization();
     const cpuBefore = process.cpuUsage();
+    const ticksBefore = threadTicks();
     delay.enable();
     const started = performance.now();
     for (let block = 0; block < plan.blocks; block++) {
@@ -150,6 +169,15 @@ const main = async (): Promise<void> => {
     delay.disable();
     const used = performance.eventLoopUtilization(before);
     const cpu = process.cpuUsage(cpuBefore);
+    if (process.env.BENCH_THREADS) {
+        const after = threadTicks();
+        const spent = [...after]
+            .map(([name, ticks]): [string, number] => [name, (ticks - (ticksBefore.get(name) ?? 0)) * 10])
+            .filter(([, ms]) => ms > 0)
+            .sort((a, b) => b[1] - a[1])
+            .map(([name, ms]) => `${name} ${ms} ms`);
+        console.error(`threads of the ${process.argv[2]} host: ${spent.join(", ")}`);
+    }
     send({
         kind: "figures",
         figures: {
