@@ -27,8 +27,8 @@ export const segmentPath = (folder: string, segment: number): string => join(fol
 export const groupPath = (folder: string, segment: number, group: number): string =>
     join(folder, `${segmentName(segment)}.group-${group}.json`);
 
-/** The deferred groups' files in the folder, with their segments. */
-export const listGroups = (folder: string): Array<{ segment: number; group: number }> => {
+/** The names in the folder that match `pattern`; none when the folder does not exist. */
+const matchingNames = (folder: string, pattern: RegExp): RegExpExecArray[] => {
     let names: string[];
     try {
         names = readdirSync(folder);
@@ -38,11 +38,18 @@ export const listGroups = (folder: string): Array<{ segment: number; group: numb
         }
         throw error;
     }
-    return names
-        .map((name) => GROUP_NAME.exec(name))
-        .filter((match): match is RegExpExecArray => match !== null)
-        .map((match) => ({ segment: Number(match[1]), group: Number(match[2]) }));
+    return names.map((name) => pattern.exec(name)).filter((match): match is RegExpExecArray => match !== null);
 };
+
+/** The segments in the folder, oldest first; none when the folder does not exist. */
+export const listSegments = (folder: string): number[] =>
+    matchingNames(folder, SEGMENT_NAME)
+        .map((match) => Number(match[1]))
+        .sort((a, b) => a - b);
+
+/** The deferred groups' files in the folder, with their segments. */
+export const listGroups = (folder: string): Array<{ segment: number; group: number }> =>
+    matchingNames(folder, GROUP_NAME).map((match) => ({ segment: Number(match[1]), group: Number(match[2]) }));
 
 /** A deferred group's ids as its file holds them; undefined when the file is not a list of ids. */
 export const parseGroup = (text: string): string[] | undefined => {
@@ -52,24 +59,6 @@ export const parseGroup = (text: string): string[] | undefined => {
     } catch {
         return undefined;
     }
-};
-
-/** The segments in the folder, oldest first; none when the folder does not exist. */
-export const listSegments = (folder: string): number[] => {
-    let names: string[];
-    try {
-        names = readdirSync(folder);
-    } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-            return [];
-        }
-        throw error;
-    }
-    return names
-        .map((name) => SEGMENT_NAME.exec(name))
-        .filter((match): match is RegExpExecArray => match !== null)
-        .map((match) => Number(match[1]))
-        .sort((a, b) => a - b);
 };
 
 /** Where a record starts, as one number: ordered like the records, unique across segments. */
