@@ -1,5 +1,14 @@
 import { randomUUID } from "crypto";
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "fs";
+import {
+    appendFileSync,
+    existsSync,
+    mkdirSync,
+    mkdtempSync,
+    readdirSync,
+    readFileSync,
+    rmSync,
+    writeFileSync,
+} from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 
@@ -222,6 +231,34 @@ describe("the journal's files", () => {
         expect(lostGroups).toEqual([{ segment: 1, group: 1 }]);
         expect(expandAll(journal)).toEqual([1]);
         expect(pendingIds(hook)).toHaveLength(1);
+        journal.close();
+        files.close();
+    });
+
+    it("waits for a deferred group it cannot read for now, losing nothing and reading nothing twice", () => {
+        const hook = addWebhookRow(store);
+        const files = writer();
+        files.append(eventFor([hook], 1));
+        files.append({ ...eventFor([hook], 2), deferredGroup: ["pattern-1"] });
+        const path = join(folder, "000000000001.group-1.json");
+        const text = readFileSync(path, "utf8");
+        // A directory in its place: reading it fails with EISDIR, an error that may pass.
+        rmSync(path);
+        mkdirSync(path);
+
+        const journal = reader();
+        expect(() => journal.oldest(10)).toThrow(/EISDIR/);
+        expect(() => journal.oldest(10)).toThrow(/EISDIR/);
+        rmSync(path, { recursive: true });
+        writeFileSync(path, text);
+
+        expect(journal.oldest(10).map((entry) => [entry.createdAt, entry.deferred])).toEqual([
+            [1, []],
+            [2, ["pattern-1"]],
+        ]);
+        expect(lostGroups).toEqual([]);
+        expect(expandAll(journal)).toEqual([1, 2]);
+        expect(pendingIds(hook)).toHaveLength(2);
         journal.close();
         files.close();
     });

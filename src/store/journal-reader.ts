@@ -137,9 +137,17 @@ export class JournalReader {
             if (decoded.kind === "record") {
                 const { bytes } = decoded.record;
                 const offset = this.reading.offset + start;
+                let entry: Omit<JournalEntry, "seq">;
+                try {
+                    entry = this.entryOf(decoded.record);
+                } catch (error) {
+                    // The records before it stay read; this one is read again on the next try.
+                    this.reading = { segment: this.reading.segment, offset };
+                    throw error;
+                }
                 start += bytes;
                 this.ahead.push({
-                    ...this.entryOf(decoded.record),
+                    ...entry,
                     seq: positionOf(this.reading.segment, offset),
                     end: { segment: this.reading.segment, offset: offset + bytes },
                 });
@@ -166,18 +174,26 @@ export class JournalReader {
         return { event, createdAt, deliveries, deferred: deferred.length === 0 ? ids : [...deferred, ...ids], body };
     }
 
+    /**
+     * The group's ids, read once. A file gone or not a list of ids is lost for good (said once); any
+     * other failure to read it (a full table of open files, an I/O error) throws, and the journal
+     * waits for it rather than lose what its records owe.
+     */
     private groupOf(segment: number, group: number): readonly string[] {
         const key = `${segment}:${group}`;
         let ids = this.groups.get(key);
         if (!ids) {
-            let reason: string;
+            let text: string | undefined;
             try {
-                ids = parseGroup(readFileSync(groupPath(this.options.folder, segment, group), "utf8"));
-                reason = "its file is not a list of webhook ids";
+                text = readFileSync(groupPath(this.options.folder, segment, group), "utf8");
             } catch (error) {
-                reason = String(error);
+                if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+                    throw error;
+                }
             }
+            ids = text === undefined ? undefined : parseGroup(text);
             if (!ids) {
+                const reason = text === undefined ? "its file is gone" : "its file is not a list of webhook ids";
                 this.options.onGroupLost(segment, group, reason);
                 ids = [];
             }

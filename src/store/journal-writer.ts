@@ -78,11 +78,12 @@ export class JournalWriter {
 
     /** Appends the event; throws (nothing written) when the file refuses it. */
     public append(event: JournaledEvent): void {
-        const group = event.deferredGroup && this.groupNumberOf(event.deferredGroup);
+        const { deferredGroup } = event;
+        const group = deferredGroup ? this.groupNumberOf(deferredGroup) : undefined;
         const record = encodeRecord(event, group);
         const fd = this.fdFor(record.length);
-        if (event.deferredGroup && group !== undefined) {
-            this.declare(event.deferredGroup, group);
+        if (deferredGroup && group !== undefined) {
+            this.declare(deferredGroup, group);
         }
         const start = this.offset;
         try {
