@@ -54,7 +54,7 @@ export class ServiceProvider extends Providers.ServiceProvider {
         this.stopListening = undefined;
         await this.plugin?.stop();
         this.plugin = undefined;
-        this.wallets?.dispose();
+        await this.wallets?.dispose();
         this.wallets = undefined;
     }
 

@@ -17,7 +17,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     delivery: ["contracts", "events", "net", "store"],
     engine: ["cluster", "config", "contracts", "delivery", "events", "logging", "store", "worker"],
     http: ["contracts", "events", "net", "webhooks"],
-    wallets: ["http", "identifiers"],
+    wallets: ["http", "identifiers", "worker"],
     plugin: [
         "cluster",
         "config",

@@ -1,16 +1,11 @@
-import { Contracts } from "@arkecosystem/core-kernel";
 import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
+import { Contracts } from "@arkecosystem/core-kernel";
+import { Worker } from "worker_threads";
 
-import { Chunk, CHUNK, ChunkedList } from "./chunked-list";
-import { ShardedMap } from "./sharded-map";
-import { forEachSliced, forOfSliced, SLICE_MS, sortPositionsSliced, yieldToEventLoop } from "./sliced-sort";
-import { UNDECIDED, WalletListOrder } from "./sort-keys";
-import { compileWalletFilter, WalletFilter } from "./wallet-filter";
-import { compareLikeCoreApi } from "./wallet-order";
-
-export interface CriteriaTester {
-    testStandardCriterias<T>(value: T, ...criterias: Contracts.Search.StandardCriteriaOf<T>[]): boolean;
-}
+import { spawnWorker } from "../worker/spawn";
+import { forOfSliced, SLICE_MS, yieldToEventLoop } from "./sliced-sort";
+import { FromWallets, ToWallets, WalletAnswer, WalletQuestion, WalletThreadState } from "./wallet-messages";
+import { receiveWallet, toTransferable, TransferredWallet, transferWallet } from "./wallet-transfer";
 
 export type WalletSource = Pick<
     Contracts.State.WalletRepository,
@@ -18,8 +13,8 @@ export type WalletSource = Pick<
 >;
 
 /**
- * How many wallets the repository holds, without copying a million of them into an array:
- * core-state 3.9.1's address index keeps them in a Map (`walletByKey`); elsewhere, count them.
+ * The repository's wallets by address, read in place: core-state 3.9.1's address index keeps them
+ * in a Map (`walletByKey`); a copy of a million wallets into an array would hold the event loop.
  */
 const walletsByAddress = (repository: WalletSource): Map<string, Contracts.State.Wallet> | undefined => {
     const byKey: unknown = Reflect.get(repository.getIndex(Contracts.State.WalletIndexes.Addresses), "walletByKey");
@@ -29,53 +24,13 @@ const walletsByAddress = (repository: WalletSource): Map<string, Contracts.State
 const repositorySize = (repository: WalletSource): number =>
     walletsByAddress(repository)?.size ?? repository.allByAddress().length;
 
-/** The repository's wallets in its order, read from its index in place where it can be. */
+/** The repository's wallets in its order (core-api's tie-break). */
 const walletsOf = (repository: WalletSource): Iterable<Contracts.State.Wallet> =>
     walletsByAddress(repository)?.values() ?? repository.allByAddress();
 
-// Each distinct orderBy keeps its own sorted list, each distinct filter its matches; a handful of
-// each covers what clients (explorers, wallets polling a rich list) actually ask between blocks.
-const MAX_CACHED_ORDERS = 8;
-const MAX_CACHED_FILTERS = 16;
-// A list not read for this many versions (a version per request that found changes) is dropped.
-const MAX_VERSIONS_BEHIND = 64;
-// Numbers drawn for sorting are kept in blocks of 2^12 entries.
-const BLOCK_BITS = 12;
-const BLOCK_MASK = (1 << BLOCK_BITS) - 1;
-// A list further behind than this share of the wallets is sorted again rather than patched.
-const PATCH_LIMIT_SHARE = 0.05;
-
-/**
- * One wallet as listed: core-api's resource and the wallet's place in the repository (core-api's
- * tie-break). A wallet that changes gets a new entry; the old one is marked superseded, and every
- * list drops it the next time it is brought up to date.
- */
-interface Entry {
-    resource: WalletResource;
-    sequence: number;
-    superseded: boolean;
-    /** The version that brought it: a list sorted from an older version gets it by patching. */
-    born: number;
-}
-
-interface Change {
-    version: number;
-    /** The entries of the wallets that changed, before and after. */
-    superseded: Entry[];
-    fresh: Entry[];
-}
-
-interface SortedList {
-    version: number;
-    items: ChunkedList<Entry>;
-    accepts: (entry: Entry) => boolean;
-    /** Set while changes are patched in, in slices: nobody reads the list meanwhile. */
-    patching?: Promise<void>;
-}
-
 /**
  * A copy of plain objects and arrays (values such as BigNumber are immutable and shared): the
- * wallet's own attribute object changes in place, and a list's order must not change under it.
+ * wallet's own attribute object changes in place, and an answer must not change under it.
  */
 const snapshot = (value: unknown): unknown => {
     if (Array.isArray(value)) {
@@ -86,7 +41,6 @@ const snapshot = (value: unknown): unknown => {
         typeof value === "object" &&
         [Object.prototype, null].includes(Object.getPrototypeOf(value))
     ) {
-        // A literal, so that V8 can allocate these long-lived copies in the old generation directly.
         const copy: Record<string, unknown> = {};
         for (const key of Object.keys(value)) {
             copy[key] = snapshot((value as Record<string, unknown>)[key]);
@@ -104,86 +58,89 @@ const toResource = (wallet: Contracts.State.Wallet): WalletResource => ({
     attributes: snapshot(wallet.getAttributes()) as object,
 });
 
-const touch = <T>(cache: Map<string, T>, key: string, value: T, limit: number): void => {
-    cache.delete(key);
-    if (cache.size >= limit) {
-        cache.delete(cache.keys().next().value as string);
-    }
-    cache.set(key, value);
-};
+// Wallets sent to the thread in one message while the whole state is sent.
+const SYNC_BATCH = 1_000;
+// Addresses asked about in one message when the repository holds wallets the thread may not.
+const UNKNOWN_BATCH = 10_000;
+
+export interface WalletCatalogueOptions {
+    /** Told when the wallet thread stops unexpectedly; it is started again by the next listing. */
+    onThreadError?: (message: string) => void;
+}
 
 /**
- * The node's wallets as core-api lists them, kept current as they change instead of rebuilt.
- * Every mutation of a core-state wallet (balance, nonce, attribute, public key) dispatches
- * `wallet.property.set` with the wallet, synchronously: `changed()` notes its address. A request
- * first turns the noted addresses into new entries (a few hundred per block), then brings its list
- * up to date by removing each changed wallet's old entry and inserting its new one, each found by
- * binary search in a list kept in chunks (ChunkedList), so a block costs a few hundred small
- * splices, not a pass over a million wallets; no list is sorted again. Building a list from nothing (the first request of an order, or one too far
- * behind) sorts in slices of a few milliseconds, so the node's event loop never waits on it, and
- * the request is answered once it is done, with the state of that moment.
+ * The node's wallets as core-api lists them, kept current as they change instead of rebuilt, and
+ * kept off the node's thread. Every mutation of a core-state wallet dispatches
+ * `wallet.property.set` with the wallet, synchronously: `changed()` notes its address. Before a
+ * listing is asked of the wallet thread (wallet-thread.ts, which keeps the sorted lists), the
+ * wallets noted since the last one are sent to it, as they are now, in slices of a few
+ * milliseconds. The thread takes messages in order, so its answer holds every change made before
+ * the listing was asked: the state when the request was handled, never an older one.
+ *
+ * What stays on the node's thread is small and bounded: noting addresses, copying changed
+ * wallets (a few hundred per block), and, once per start, sending every wallet in slices. The
+ * sorted lists, their entries and the garbage of sorting a million wallets live in the thread's
+ * heap, so they add nothing to the node's garbage collections.
  */
 export class WalletCatalogue {
-    private readonly entries = new ShardedMap<Entry>();
+    private worker: Worker | undefined;
     private readonly changedAddresses = new Set<string>();
-    private readonly changes: Change[] = [];
-    private readonly orders = new Map<string, SortedList>();
-    private readonly filtered = new Map<string, SortedList>();
-    private version = 0;
-    private nextSequence = 0;
-    private catchingUp: Promise<void> | undefined;
-    private built = false;
+    /** Wallet changes noted since start: a page is read from the node's wallets only if none came while it was asked. */
+    private changes = 0;
+    /** The thread holds every wallet (changes aside): only changes need sending. */
+    private synced = false;
     private sizeUnsure = true;
+    private catchingUp: Promise<void> | undefined;
     private refreshScheduled = false;
     private disposed = false;
-    private readonly sortings = new Map<string, Promise<SortedList>>();
-    /** Versions of lists being sorted: the changes after them are kept until they are patched. */
-    private readonly sortingFrom: number[] = [];
+    private lastQuestion = 0;
+    private readonly questions = new Map<
+        number,
+        { resolve: (answer: WalletAnswer) => void; reject: (error: Error) => void }
+    >();
 
     public constructor(
         private readonly repository: WalletSource,
-        private readonly criteria: CriteriaTester,
+        private readonly options: WalletCatalogueOptions = {},
     ) {}
+
+    /** The wallet thread, while it runs (diagnostics, and tests that end it). */
+    public get thread(): Worker | undefined {
+        return this.worker;
+    }
 
     /** A wallet of the node's state changed. O(1): called for every property the node sets. */
     public changed(address: string): void {
         this.changedAddresses.add(address);
+        this.changes++;
     }
 
     /**
      * A block was applied or reverted. It may have created wallets no wallet event told of: the
-     * repository's size is compared with ours. And the lists kept are brought up to date now, in
-     * slices, so that the requests that follow the block find them current.
+     * repository's size is compared with the thread's. And the changes are sent now, and the lists
+     * kept brought up to date, so that the requests that follow the block find them current.
      */
     public invalidate(): void {
         this.sizeUnsure = true;
-        if (this.built && !this.refreshScheduled && !this.disposed) {
+        if (this.synced && !this.refreshScheduled && !this.disposed) {
             this.refreshScheduled = true;
             setImmediate(() => {
                 this.refreshScheduled = false;
-                void this.refresh();
+                this.catchUp().then(
+                    () => this.post({ kind: "refresh" }),
+                    () => undefined, // the next listing meets the same failure and answers it
+                );
             });
         }
     }
 
-    /** Stops bringing lists up to date in the background (the plugin is stopping). */
-    public dispose(): void {
+    /** Stops following the node's state and ends the wallet thread (the plugin is stopping). */
+    public async dispose(): Promise<void> {
         this.disposed = true;
-    }
-
-    private async refresh(): Promise<void> {
-        try {
-            await this.catchUp();
-            for (const list of [...this.orders.values(), ...this.filtered.values()]) {
-                if (this.disposed) {
-                    return;
-                }
-                await this.bringUpToDate(list);
-            }
-        } catch {
-            // A list whose values core-api cannot compare was dropped; its next request answers
-            // the error as core-api does.
-        }
+        const worker = this.worker;
+        this.worker = undefined;
+        this.failQuestions("the wallet listings are stopping");
+        await worker?.terminate();
     }
 
     public async page(
@@ -191,46 +148,52 @@ export class WalletCatalogue {
         sorting: Contracts.Search.Sorting,
         ...criterias: WalletCriteria[]
     ): Promise<Contracts.Search.ResultsPage<WalletResource>> {
-        // core-api appends the same tie-breaker to every wallet listing.
-        const sortingWithTieBreak = [...sorting, { property: "balance", direction: "desc" as const }];
-        const orderKey = JSON.stringify(sortingWithTieBreak);
-        const unfiltered = criterias.every((criteria) => Object.keys(criteria).length === 0);
-        const listKey = unfiltered ? orderKey : `${orderKey} ${JSON.stringify(criterias)}`;
+        // Criteria parsed by core-api's schemas hold BigNumbers.
+        const transferred = criterias.map((criteria) => toTransferable(criteria) as WalletCriteria);
+        let withWallets = false;
         for (;;) {
-            await this.catchUp();
-            const cache = unfiltered ? this.orders : this.filtered;
-            const list = cache.get(listKey);
-            if (list && (await this.bringUpToDate(list))) {
-                if (!this.isCurrent(list) || cache.get(listKey) !== list) {
-                    continue; // wallets changed while it was patched in slices
-                }
-                touch(cache, listKey, list, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
-                return {
-                    results: list.items.slice(pagination.offset, pagination.limit).map((entry) => entry.resource),
-                    totalCount: list.items.length,
-                    meta: { totalCountIsEstimate: false },
-                };
+            do {
+                await this.catchUp();
+            } while (!this.caughtUp()); // a change noted in between is sent before the question
+            const changesBefore = this.changes;
+            const { page, error } = await this.ask({
+                kind: "page",
+                pagination,
+                sorting,
+                criterias: transferred,
+                withWallets,
+            });
+            if (error !== undefined || !page) {
+                // core-api throws the same (values it cannot compare), and answers it the same way.
+                throw new Error(error ?? "the wallet thread gave no page");
             }
-            // Requests for the same new list wait for one sort.
-            let sorting = this.sortings.get(listKey);
-            if (!sorting) {
-                sorting = this.sortedList(sortingWithTieBreak, unfiltered ? undefined : criterias).finally(() =>
-                    this.sortings.delete(listKey),
-                );
-                this.sortings.set(listKey, sorting);
+            let results: WalletResource[];
+            if (this.changes === changesBefore) {
+                // No wallet changed while the page was asked: the wallets as they are now are the
+                // ones the page was sorted by. Read in place, they add no copies to the node's heap.
+                results = page.addresses.map((address) => toResource(this.repository.findByAddress(address)));
+            } else if (page.wallets) {
+                // Wallets kept changing: the thread's copies, as they were when the page was made.
+                results = page.wallets.map((wallet: TransferredWallet) => receiveWallet(wallet));
+            } else {
+                withWallets = true;
+                continue;
             }
-            // Kept even if wallets changed since: the next turn patches it (or, after a rebuild of
-            // the entries, finds it cannot and sorts again).
-            touch(cache, listKey, await sorting, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
+            return { results, totalCount: page.totalCount, meta: { totalCountIsEstimate: false } };
         }
     }
 
-    /** Nothing is left to take from the node's state: every entry is the wallet's of this moment. */
-    private caughtUp(): boolean {
-        return this.built && this.changedAddresses.size === 0 && !this.sizeUnsure;
+    /** Where the wallet thread stands: its lists' versions and its memory (diagnostics, benches, tests). */
+    public async threadState(): Promise<WalletThreadState | undefined> {
+        return (await this.ask({ kind: "state" })).state;
     }
 
-    /** Brings the entries up to the node's state, in slices; one catching up at a time. */
+    /** Nothing is left to send: the thread holds every wallet as it is now. */
+    private caughtUp(): boolean {
+        return this.synced && this.changedAddresses.size === 0 && !this.sizeUnsure;
+    }
+
+    /** Brings the thread up to the node's state, in slices; one catching up at a time. */
     private async catchUp(): Promise<void> {
         while (!this.caughtUp()) {
             this.catchingUp ??= this.catchUpOnce().finally(() => (this.catchingUp = undefined));
@@ -239,279 +202,147 @@ export class WalletCatalogue {
     }
 
     private async catchUpOnce(): Promise<void> {
-        if (!this.built) {
-            await this.buildEntries();
+        if (this.disposed) {
+            throw new Error("the wallet listings are stopped");
+        }
+        this.worker ??= this.startThread();
+        if (!this.synced) {
+            await this.sendEverything();
             return;
         }
-        await this.takeChangedAddresses();
+        await this.sendChanges();
         if (!this.sizeUnsure) {
             return;
         }
         this.sizeUnsure = false;
+        const { size: held = 0 } = await this.ask({ kind: "size" });
         const size = repositorySize(this.repository);
-        if (size < this.entries.size) {
-            this.built = false; // a wallet was removed (a state rebuild): everything is built again
-        } else if (size > this.entries.size) {
-            // Wallets the repository created without a wallet event (rare: a pass over the index).
-            await forOfSliced(walletsOf(this.repository), (wallet) => {
-                if (!this.entries.has(wallet.getAddress())) {
-                    this.changedAddresses.add(wallet.getAddress());
-                }
-            });
+        if (size < held) {
+            this.synced = false; // a wallet was removed (a state rebuild): everything is sent again
+        } else if (size > held) {
+            await this.findUnsentWallets();
         }
     }
 
-    /** Every wallet's entry, in the repository's order, in slices. */
-    private async buildEntries(): Promise<void> {
+    /** Every wallet, in the repository's order, in slices. */
+    private async sendEverything(): Promise<void> {
+        const worker = this.worker;
         this.changedAddresses.clear();
-        this.entries.clear();
-        this.orders.clear();
-        this.filtered.clear();
-        this.changes.length = 0;
-        this.nextSequence = 0;
         this.sizeUnsure = false;
-        // Over the index itself: a copy of a million wallets would hold the event loop.
+        this.post({ kind: "clear" });
+        let batch: TransferredWallet[] = [];
+        // Over the index itself: wallets changed once sent are noted and sent again after.
         await forOfSliced(walletsOf(this.repository), (wallet) => {
-            const resource = toResource(wallet);
-            this.entries.set(resource.address, {
-                resource,
-                sequence: this.nextSequence++,
-                superseded: false,
-                born: 0,
-            });
+            batch.push(transferWallet(wallet));
+            if (batch.length === SYNC_BATCH) {
+                this.post({ kind: "put", wallets: batch });
+                batch = [];
+            }
         });
-        this.version++;
-        // Wallets changed while the entries were built are taken as changes.
-        this.built = true;
+        this.post({ kind: "put", wallets: batch });
+        // A thread started again meanwhile missed the start: it is sent everything again.
+        this.synced = worker !== undefined && this.worker === worker;
     }
 
-    /** Turns the addresses noted since the last request into new entries, a version per slice. */
-    private async takeChangedAddresses(): Promise<void> {
+    /** Sends the wallets noted since the last time, as they are now, a slice at a time. */
+    private async sendChanges(): Promise<void> {
         while (this.changedAddresses.size > 0) {
-            this.takeChangedAddressesForASlice();
+            const sliceStart = performance.now();
+            const wallets: TransferredWallet[] = [];
+            const removed: string[] = [];
+            let taken = 0;
+            for (const address of this.changedAddresses) {
+                this.changedAddresses.delete(address);
+                if (this.repository.hasByAddress(address)) {
+                    wallets.push(transferWallet(this.repository.findByAddress(address)));
+                } else {
+                    removed.push(address);
+                }
+                if ((++taken & 63) === 0 && performance.now() - sliceStart > SLICE_MS) {
+                    break;
+                }
+            }
+            if (removed.length > 0) {
+                this.post({ kind: "remove", addresses: removed });
+            }
+            this.post({ kind: "put", wallets });
             if (this.changedAddresses.size > 0) {
                 await yieldToEventLoop();
             }
         }
     }
 
-    private takeChangedAddressesForASlice(): void {
-        const sliceStart = performance.now();
-        const fresh: Entry[] = [];
-        const superseded: Entry[] = [];
-        let taken = 0;
-        for (const address of this.changedAddresses) {
-            this.changedAddresses.delete(address);
-            if ((++taken & 63) === 0 && performance.now() - sliceStart > SLICE_MS) {
-                this.changedAddresses.add(address); // taken in the next slice
-                break;
+    /** Wallets the repository created without a wallet event (rare: a pass over the index). */
+    private async findUnsentWallets(): Promise<void> {
+        const answers: Array<Promise<WalletAnswer>> = [];
+        let batch: string[] = [];
+        await forOfSliced(walletsOf(this.repository), (wallet) => {
+            batch.push(wallet.getAddress());
+            if (batch.length === UNKNOWN_BATCH) {
+                answers.push(this.ask({ kind: "unknown", addresses: batch }));
+                batch = [];
             }
-            const previous = this.entries.get(address);
-            if (previous) {
-                previous.superseded = true;
-                superseded.push(previous);
-            }
-            if (!this.repository.hasByAddress(address)) {
-                this.entries.delete(address);
-                continue;
-            }
-            const entry: Entry = {
-                resource: toResource(this.repository.findByAddress(address)),
-                sequence: previous?.sequence ?? this.nextSequence++,
-                superseded: false,
-                born: this.version + 1,
-            };
-            this.entries.set(address, entry);
-            fresh.push(entry);
-        }
-        this.version++;
-        this.changes.push({ version: this.version, superseded, fresh });
-        this.forgetChangesNoListNeeds();
-    }
-
-    private forgetChangesNoListNeeds(): void {
-        // A list nobody has read for a while is dropped rather than kept: it would hold every change
-        // since its last read (a one-off query would grow the log for ever). Asked again, it is sorted.
-        for (const cache of [this.orders, this.filtered]) {
-            for (const [key, list] of cache) {
-                if (this.version - list.version > MAX_VERSIONS_BEHIND) {
-                    cache.delete(key);
-                }
-            }
-        }
-        const oldest = Math.min(
-            ...[...this.orders.values(), ...this.filtered.values()].map((list) => list.version),
-            ...this.sortingFrom,
-            this.version,
-        );
-        while (this.changes.length > 0 && this.changes[0].version <= oldest) {
-            this.changes.shift();
+        });
+        answers.push(this.ask({ kind: "unknown", addresses: batch }));
+        for (const { unknown = [] } of await Promise.all(answers)) {
+            unknown.forEach((address) => this.changedAddresses.add(address));
         }
     }
 
-    /** The list holds the state of this moment: nothing noted or taken since it was patched. */
-    private isCurrent(list: SortedList): boolean {
-        return this.caughtUp() && list.version === this.version && list.patching === undefined;
-    }
-
-    /** Patches a list to the current version; false when it is too far behind to patch. */
-    private async bringUpToDate(list: SortedList, limited = true): Promise<boolean> {
-        for (;;) {
-            if (list.patching) {
-                await list.patching;
-                continue;
-            }
-            if (!this.built) {
-                return false;
-            }
-            if (list.version === this.version) {
-                return true;
-            }
-            const pending = this.changes.filter((change) => change.version > list.version);
-            if (pending.length === 0 || pending[0].version !== list.version + 1) {
-                return false; // changes this list needs were forgotten
-            }
-            const changed = pending.reduce((total, change) => total + change.fresh.length, 0);
-            if (limited && changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
-                return false;
-            }
-            list.patching = this.patch(list, pending).finally(() => (list.patching = undefined));
-            await list.patching;
+    private ask(question: WalletQuestion): Promise<WalletAnswer> {
+        const worker = this.worker;
+        if (!worker) {
+            return Promise.reject(new Error("the wallet thread is not running"));
         }
+        const id = ++this.lastQuestion;
+        return new Promise((resolve, reject) => {
+            if (this.questions.size === 0) {
+                worker.ref(); // held while a question waits for its answer
+            }
+            this.questions.set(id, { resolve, reject });
+            worker.postMessage({ kind: "ask", id, question } satisfies ToWallets);
+        });
     }
 
-    /**
-     * Removes each changed wallet's old entry and inserts its new one, in order (a wallet changed
-     * twice is removed and inserted twice; entries are snapshots, so a superseded entry is still
-     * found where its old values sort), yielding whenever a slice has run.
-     */
-    private async patch(list: SortedList, pending: Change[]): Promise<void> {
-        let sliceStart = performance.now();
-        const step = async (): Promise<void> => {
-            if (performance.now() - sliceStart > SLICE_MS) {
-                await yieldToEventLoop();
-                sliceStart = performance.now();
+    /** A message to the thread; without one, the next catching up starts one and sends everything. */
+    private post(message: ToWallets): void {
+        this.worker?.postMessage(message);
+    }
+
+    /** The wallet thread, started when first needed and again after it stopped unexpectedly. */
+    private startThread(): Worker {
+        const worker = spawnWorker("wallet-thread", undefined, __dirname);
+        worker.on("message", (message: FromWallets) => {
+            const question = this.questions.get(message.id);
+            this.questions.delete(message.id);
+            if (this.questions.size === 0) {
+                worker.unref();
             }
+            question?.resolve(message);
+        });
+        const lost = (reason: string): void => {
+            if (this.worker !== worker) {
+                return;
+            }
+            this.worker = undefined;
+            this.synced = false;
+            this.failQuestions(`the wallet thread stopped: ${reason}`);
+            this.options.onThreadError?.(
+                `wallet listings: the wallet thread stopped (${reason}); it starts again with the next listing`,
+            );
         };
-        try {
-            for (const change of pending) {
-                for (const entry of change.superseded) {
-                    if (list.accepts(entry)) {
-                        list.items.remove(entry);
-                        await step();
-                    }
-                }
-                for (const entry of change.fresh) {
-                    if (list.accepts(entry)) {
-                        list.items.insert(entry);
-                        await step();
-                    }
-                }
-                list.version = change.version;
-            }
-        } catch (error) {
-            // Values core-api cannot compare (it throws too): the half-patched list is dropped.
-            this.forget(list);
-            throw error;
-        }
+        worker.on("error", (error) => lost(error.message));
+        worker.on("exit", (code) => lost(`exit code ${code}`));
+        // It keeps the process alive only while a question waits (dispose() ends it); unreferenced
+        // after the listeners, which would reference it again.
+        worker.unref();
+        this.synced = false;
+        return worker;
     }
 
-    private forget(list: SortedList): void {
-        for (const cache of [this.orders, this.filtered]) {
-            for (const [key, cached] of cache) {
-                if (cached === list) {
-                    cache.delete(key);
-                }
-            }
-        }
-    }
-
-    private async sortedList(
-        sorting: Contracts.Search.Sorting,
-        criterias: WalletCriteria[] | undefined,
-    ): Promise<SortedList> {
-        const compareResources = compareLikeCoreApi<WalletResource>(sorting);
-        const order = new WalletListOrder<Entry>(
-            sorting,
-            (entry) => entry.resource,
-            (entry) => entry.sequence,
-            (left, right) => compareResources(left.resource, right.resource) || left.sequence - right.sequence,
-        );
-        const filter = criterias ? this.compileFilter(criterias) : undefined;
-        const accepts = filter ? (entry: Entry) => filter(entry.resource) : () => true;
-        const version = this.version;
-        this.sortingFrom.push(version);
-        try {
-            const list: SortedList = { version, items: await this.matchingSorted(version, accepts, order), accepts };
-            // The changes that came while it was sorted are patched in whatever their number:
-            // sorting again would meet as many, and never finish.
-            await this.catchUp();
-            await this.bringUpToDate(list, false);
-            return list;
-        } finally {
-            this.sortingFrom.splice(this.sortingFrom.indexOf(version), 1);
-        }
-    }
-
-    private async matchingSorted(
-        version: number,
-        accepts: (entry: Entry) => boolean,
-        order: WalletListOrder<Entry>,
-    ): Promise<ChunkedList<Entry>> {
-        const { stride } = order;
-        // Entries and their numbers in blocks: one growing array of a million would be copied
-        // whole, in one go, each time it grew.
-        const entryBlocks: Entry[][] = [];
-        const keyBlocks: Float64Array[] = [];
-        const entryAt = (position: number): Entry => entryBlocks[position >>> BLOCK_BITS][position & BLOCK_MASK];
-        const keysAt = (position: number): Float64Array => keyBlocks[position >>> BLOCK_BITS];
-        const offsetOf = (position: number): number => (position & BLOCK_MASK) * stride;
-        let count = 0;
-        // Over the Map itself: a copy of a million entries would hold the event loop.
-        await forOfSliced(this.entries.values(), (entry) => {
-            if (!entry.superseded && entry.born <= version && accepts(entry)) {
-                if ((count & BLOCK_MASK) === 0) {
-                    entryBlocks.push([]);
-                    keyBlocks.push(new Float64Array((BLOCK_MASK + 1) * stride));
-                }
-                entryBlocks[entryBlocks.length - 1].push(entry);
-                order.keysOf(entry, keysAt(count), offsetOf(count));
-                count++;
-            }
-        });
-        // Positions are sorted, by the numbers drawn once per entry, and by the entries where those tie.
-        const sorted = await sortPositionsSliced(count, (left, right) => {
-            const byKeys = order.compareKeys(keysAt(left), offsetOf(left), keysAt(right), offsetOf(right));
-            return byKeys === UNDECIDED ? order.compare(entryAt(left), entryAt(right)) : byKeys;
-        });
-        const chunks: Chunk<Entry>[] = [];
-        await forEachSliced(
-            Math.ceil(sorted.length / CHUNK),
-            (chunk) => {
-                const start = chunk * CHUNK;
-                const size = Math.min(CHUNK, sorted.length - start);
-                const items = new Array<Entry>(size);
-                const keys = new Float64Array(size * stride);
-                for (let index = 0; index < size; index++) {
-                    const position = sorted[start + index];
-                    const [from, to] = [keysAt(position), offsetOf(position)];
-                    for (let key = 0; key < stride; key++) {
-                        keys[index * stride + key] = from[to + key];
-                    }
-                    items[index] = entryAt(position);
-                }
-                chunks.push({ items, keys });
-            },
-            1,
-        );
-        return ChunkedList.fromChunks(order, chunks);
-    }
-
-    private compileFilter(criterias: WalletCriteria[]): WalletFilter {
-        const compiled = criterias.map(compileWalletFilter);
-        if (compiled.every((filter): filter is WalletFilter => filter !== undefined)) {
-            return (wallet) => compiled.every((filter) => filter(wallet));
-        }
-        return (wallet) => this.criteria.testStandardCriterias(wallet, ...criterias);
+    private failQuestions(reason: string): void {
+        const questions = [...this.questions.values()];
+        this.questions.clear();
+        questions.forEach(({ reject }) => reject(new Error(reason)));
     }
 }

@@ -20,8 +20,8 @@ const addressOf = (data: unknown): string | undefined => {
 
 export interface WalletServices {
     routes: WalletRoutes;
-    /** Stops following the node's state. */
-    dispose(): void;
+    /** Stops following the node's state and ends the wallet thread. */
+    dispose(): Promise<void>;
 }
 
 /**
@@ -38,9 +38,12 @@ export const createWalletServices = (app: Contracts.Kernel.Application): WalletS
         "plugin",
         CORE_API,
     );
+    const logger = app.isBound(Container.Identifiers.LogService)
+        ? app.get<Contracts.Kernel.Logger>(Container.Identifiers.LogService)
+        : undefined;
     const catalogue = new WalletCatalogue(
         app.getTagged<Contracts.State.WalletRepository>(Container.Identifiers.WalletRepository, "state", "blockchain"),
-        app.get(Container.Identifiers.StandardCriteriaService),
+        { onThreadError: (message) => logger?.warning(message) },
     );
     if (!app.isBound(Identifiers.WalletCatalogue)) {
         app.bind(Identifiers.WalletCatalogue).toConstantValue(catalogue);
@@ -66,9 +69,9 @@ export const createWalletServices = (app: Contracts.Kernel.Application): WalletS
             controller: app.resolve(WalletsController),
             options: { maxPageSize: apiConfiguration.getOptional<number>("plugins.pagination.limit", 100) },
         },
-        dispose: () => {
+        dispose: async () => {
             unsubscribes.forEach((unsubscribe) => unsubscribe());
-            catalogue.dispose();
+            await catalogue.dispose();
         },
     };
 };

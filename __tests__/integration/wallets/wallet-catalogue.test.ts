@@ -1,7 +1,9 @@
 import { Container, Contracts } from "@arkecosystem/core-kernel";
 import { Utils } from "@arkecosystem/crypto";
 
+import { WalletCatalogue } from "../../../src/wallets/wallet-catalogue";
 import { compareLikeCoreApi } from "../../../src/wallets/wallet-order";
+import { eventually } from "../../support/http";
 import { createWalletState, WalletState } from "../../support/wallet-state";
 
 const SORTING: Contracts.Search.Sorting = [
@@ -54,6 +56,7 @@ describe("the wallet catalogue while wallets change during a sliced sort", () =>
         expect(again.totalCount).toBe(wallets.length);
         expect(new Set(addresses).size).toBe(addresses.length);
         expect(page.totalCount).toBe(wallets.length);
+        await state.catalogue.dispose();
     }, 60_000);
 });
 
@@ -68,11 +71,13 @@ describe("the wallet catalogue over a long run", () => {
             wallet.setNonce(wallet.getNonce().plus(Utils.BigNumber.ONE));
             await state.catalogue.page({ offset: 0, limit: 10 }, other);
         }
-        const kept = Reflect.get(state.catalogue, "changes") as unknown[];
-        expect(kept.length).toBeLessThanOrEqual(65);
+        const kept = await state.catalogue.threadState();
+        expect(kept?.changesKept).toBeLessThanOrEqual(65);
+        expect(kept?.lists).toHaveLength(1); // the other list was dropped
 
         const again = await state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
         expect(again.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
+        await state.catalogue.dispose();
     }, 60_000);
 });
 
@@ -93,23 +98,16 @@ describe("the wallet catalogue after many wallets changed at once", () => {
         expect(turns).toBeGreaterThan(0); // the catalogue yielded while it caught up
         expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
         expect(page.totalCount).toBe(wallets.length);
+        await state.catalogue.dispose();
     }, 60_000);
 });
 
 describe("the wallet catalogue after a block", () => {
-    it("brings the lists it keeps up to date before anyone asks, and stops doing so once disposed", async () => {
+    it("brings the lists it keeps up to date before anyone asks, and ends its thread once disposed", async () => {
         const state = createWalletState(5_000, 13);
         const wallets = state.repository.allByAddress();
         const events = state.app.get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService);
         await state.catalogue.page({ offset: 0, limit: 10 }, SORTING);
-        const lists = Reflect.get(state.catalogue, "orders") as Map<string, { version: number }>;
-        const [list] = [...lists.values()];
-        const turns = async (count: number): Promise<void> => {
-            for (let turn = 0; turn < count; turn++) {
-                await new Promise((resume) => setImmediate(resume));
-            }
-        };
-
         const applyBlock = async (): Promise<void> => {
             for (let index = 0; index < 50; index++) {
                 const wallet = wallets[(index * 97) % wallets.length];
@@ -117,18 +115,56 @@ describe("the wallet catalogue after a block", () => {
             }
             await events.dispatch("block.applied", {});
         };
+        const before = await state.catalogue.threadState();
         await applyBlock();
-        const before = list.version;
-        await turns(20);
-        expect(list.version).toBeGreaterThan(before);
-        expect(list.version).toBe(Reflect.get(state.catalogue, "version"));
+        // No listing is asked: the block alone sends the changes and has the list patched.
+        const after = await eventually(async () => {
+            const now = await state.catalogue.threadState();
+            return now && now.version > (before?.version ?? 0) && now.lists[0] === now.version ? now : undefined;
+        });
+        expect(after.lists).toHaveLength(1);
         const page = await state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
         expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
 
-        state.catalogue.dispose();
+        const thread = state.catalogue.thread;
+        expect(thread).toBeDefined();
+        const exited = new Promise((resolve) => thread?.once("exit", resolve));
+        await state.catalogue.dispose();
+        await exited;
         await applyBlock();
-        const disposedAt = list.version;
-        await turns(20);
-        expect(list.version).toBe(disposedAt);
+        expect(state.catalogue.thread).toBeUndefined();
+        await expect(state.catalogue.page({ offset: 0, limit: 10 }, SORTING)).rejects.toThrow(/stopped/);
+    }, 60_000);
+});
+
+describe("the wallet catalogue when its thread dies", () => {
+    it("says so, starts a new thread with the next listing, and answers as before", async () => {
+        const warnings: string[] = [];
+        const state = createWalletState(3_000, 21);
+        const catalogue = new WalletCatalogue(state.repository, { onThreadError: (message) => warnings.push(message) });
+        state.app
+            .get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService)
+            .listen("wallet.property.set", {
+                handle: ({ data }) =>
+                    catalogue.changed((data as { wallet: Contracts.State.Wallet }).wallet.getAddress()),
+            });
+        try {
+            await catalogue.page({ offset: 0, limit: 10 }, SORTING);
+            const first = catalogue.thread;
+            await first?.terminate();
+            expect(warnings).toEqual([expect.stringMatching(/wallet thread stopped/)]);
+            const wallets = state.repository.allByAddress();
+            wallets[17].setNonce(wallets[17].getNonce().plus(Utils.BigNumber.make(1_000)));
+
+            const page = await catalogue.page({ offset: 0, limit: 200 }, SORTING);
+            expect(catalogue.thread).toBeDefined();
+            expect(catalogue.thread).not.toBe(first);
+            expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
+            expect(page.results[0].address).toBe(wallets[17].getAddress());
+            expect(page.totalCount).toBe(wallets.length);
+        } finally {
+            await catalogue.dispose();
+            await state.catalogue.dispose();
+        }
     }, 60_000);
 });

@@ -77,6 +77,10 @@ describe("the wallet routes, side by side with core-api 3.9.1's over one core-st
         otherAddress = wallets[20].getAddress();
     });
 
+    afterAll(async () => {
+        await state.catalogue.dispose();
+    });
+
     const both = async (url: string) => {
         const expand = (text: string) =>
             text

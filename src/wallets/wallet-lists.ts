@@ -1,0 +1,396 @@
+import { Contracts } from "@arkecosystem/core-kernel";
+import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
+
+import { Chunk, CHUNK, ChunkedList } from "./chunked-list";
+import { ShardedMap } from "./sharded-map";
+import { forEachSliced, forOfSliced, SLICE_MS, sortPositionsSliced, yieldToEventLoop } from "./sliced-sort";
+import { UNDECIDED, WalletListOrder } from "./sort-keys";
+import { compileWalletFilter, WalletFilter } from "./wallet-filter";
+import { compareLikeCoreApi } from "./wallet-order";
+
+export interface CriteriaTester {
+    testStandardCriterias<T>(value: T, ...criterias: Contracts.Search.StandardCriteriaOf<T>[]): boolean;
+}
+
+// Each distinct orderBy keeps its own sorted list, each distinct filter its matches; a handful of
+// each covers what clients (explorers, wallets polling a rich list) actually ask between blocks.
+const MAX_CACHED_ORDERS = 8;
+const MAX_CACHED_FILTERS = 16;
+// A list not read for this many versions (a version per request that found changes) is dropped.
+const MAX_VERSIONS_BEHIND = 64;
+// Numbers drawn for sorting are kept in blocks of 2^12 entries.
+const BLOCK_BITS = 12;
+const BLOCK_MASK = (1 << BLOCK_BITS) - 1;
+// A list further behind than this share of the wallets is sorted again rather than patched.
+const PATCH_LIMIT_SHARE = 0.05;
+
+/**
+ * One wallet as listed: core-api's resource and the wallet's place in the repository (core-api's
+ * tie-break). A wallet that changes gets a new entry; the old one is marked superseded, and every
+ * list drops it the next time it is brought up to date.
+ */
+interface Entry {
+    resource: WalletResource;
+    sequence: number;
+    superseded: boolean;
+    /** The version that brought it: a list sorted from an older version gets it by patching. */
+    born: number;
+}
+
+interface Change {
+    version: number;
+    /** The entries of the wallets that changed, before and after. */
+    superseded: Entry[];
+    fresh: Entry[];
+}
+
+interface SortedList {
+    version: number;
+    items: ChunkedList<Entry>;
+    accepts: (entry: Entry) => boolean;
+    /** Set while changes are patched in, in slices: nobody reads the list meanwhile. */
+    patching?: Promise<void>;
+}
+
+const touch = <T>(cache: Map<string, T>, key: string, value: T, limit: number): void => {
+    cache.delete(key);
+    if (cache.size >= limit) {
+        cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(key, value);
+};
+
+/** A page of a listing: the wallets as the lists hold them, and how many the listing has. */
+export interface ListedPage {
+    results: WalletResource[];
+    totalCount: number;
+}
+
+/**
+ * The node's wallets as core-api lists them, kept current as they change instead of rebuilt. It
+ * lives in the wallet thread, off the node's loop and heap: the node's thread sends each changed
+ * wallet as a resource (`put`), a batch at a time, and each batch becomes a version. A request
+ * brings its list up to date by removing each changed wallet's old entry and inserting its new
+ * one, each found by binary search in a list kept in chunks (ChunkedList), so a block costs a few
+ * hundred small splices, not a pass over a million wallets; no list is sorted again. Building a
+ * list from nothing (the first request of an order, or one too far behind) sorts in slices, so
+ * that other requests and the node's changes are taken in between.
+ */
+export class WalletLists {
+    private readonly entries = new ShardedMap<Entry>();
+    private readonly changes: Change[] = [];
+    private readonly orders = new Map<string, SortedList>();
+    private readonly filtered = new Map<string, SortedList>();
+    private version = 0;
+    private nextSequence = 0;
+    /** Bumped by clear(): a list sorted from entries since replaced is never kept. */
+    private generation = 0;
+    private readonly sortings = new Map<string, Promise<SortedList>>();
+    /** Versions of lists being sorted: the changes after them are kept until they are patched. */
+    private readonly sortingFrom: number[] = [];
+
+    public constructor(private readonly criteria: CriteriaTester) {}
+
+    public get size(): number {
+        return this.entries.size;
+    }
+
+    public has(address: string): boolean {
+        return this.entries.has(address);
+    }
+
+    /** Wallets that are new or changed, as they are now: one version. */
+    public put(resources: readonly WalletResource[]): void {
+        const fresh: Entry[] = [];
+        const superseded: Entry[] = [];
+        for (const resource of resources) {
+            const previous = this.entries.get(resource.address);
+            if (previous) {
+                previous.superseded = true;
+                superseded.push(previous);
+            }
+            const entry: Entry = {
+                resource,
+                sequence: previous?.sequence ?? this.nextSequence++,
+                superseded: false,
+                born: this.version + 1,
+            };
+            this.entries.set(resource.address, entry);
+            fresh.push(entry);
+        }
+        this.record(superseded, fresh);
+    }
+
+    /** Wallets the node no longer has: one version. */
+    public remove(addresses: readonly string[]): void {
+        const superseded: Entry[] = [];
+        for (const address of addresses) {
+            const previous = this.entries.get(address);
+            if (previous) {
+                previous.superseded = true;
+                superseded.push(previous);
+                this.entries.delete(address);
+            }
+        }
+        this.record(superseded, []);
+    }
+
+    /** Forgets every wallet and list: the node's state is sent again from the start. */
+    public clear(): void {
+        this.entries.clear();
+        this.orders.clear();
+        this.filtered.clear();
+        this.changes.length = 0;
+        this.nextSequence = 0;
+        this.generation++;
+        this.version++;
+    }
+
+    /** Brings every list kept up to date, so that the requests after a block find them current. */
+    public async refresh(): Promise<void> {
+        for (const list of [...this.orders.values(), ...this.filtered.values()]) {
+            try {
+                await this.bringUpToDate(list);
+            } catch {
+                // A list whose values core-api cannot compare was dropped; its next request
+                // answers the error as core-api does.
+            }
+        }
+    }
+
+    /** How far each list kept has come (diagnostics and tests). */
+    public state(): { version: number; lists: number[]; changesKept: number } {
+        return {
+            version: this.version,
+            lists: [...this.orders.values(), ...this.filtered.values()].map((list) => list.version),
+            changesKept: this.changes.length,
+        };
+    }
+
+    public async page(
+        pagination: Contracts.Search.Pagination,
+        sorting: Contracts.Search.Sorting,
+        ...criterias: WalletCriteria[]
+    ): Promise<ListedPage> {
+        // core-api appends the same tie-breaker to every wallet listing.
+        const sortingWithTieBreak = [...sorting, { property: "balance", direction: "desc" as const }];
+        const orderKey = JSON.stringify(sortingWithTieBreak);
+        const unfiltered = criterias.every((criteria) => Object.keys(criteria).length === 0);
+        const listKey = unfiltered ? orderKey : `${orderKey} ${JSON.stringify(criterias)}`;
+        for (;;) {
+            const cache = unfiltered ? this.orders : this.filtered;
+            const list = cache.get(listKey);
+            if (list && (await this.bringUpToDate(list))) {
+                if (!this.isCurrent(list) || cache.get(listKey) !== list) {
+                    continue; // wallets changed while it was patched in slices
+                }
+                touch(cache, listKey, list, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
+                return {
+                    results: list.items.slice(pagination.offset, pagination.limit).map((entry) => entry.resource),
+                    totalCount: list.items.length,
+                };
+            }
+            // Requests for the same new list wait for one sort.
+            let sorting = this.sortings.get(listKey);
+            if (!sorting) {
+                sorting = this.sortedList(sortingWithTieBreak, unfiltered ? undefined : criterias).finally(() =>
+                    this.sortings.delete(listKey),
+                );
+                this.sortings.set(listKey, sorting);
+            }
+            const generation = this.generation;
+            const sorted = await sorting;
+            if (generation === this.generation) {
+                // Kept even if wallets changed since: the next turn patches it.
+                touch(cache, listKey, sorted, unfiltered ? MAX_CACHED_ORDERS : MAX_CACHED_FILTERS);
+            }
+        }
+    }
+
+    private record(superseded: Entry[], fresh: Entry[]): void {
+        this.version++;
+        this.changes.push({ version: this.version, superseded, fresh });
+        this.forgetChangesNoListNeeds();
+    }
+    private forgetChangesNoListNeeds(): void {
+        // A list nobody has read for a while is dropped rather than kept: it would hold every change
+        // since its last read (a one-off query would grow the log for ever). Asked again, it is sorted.
+        for (const cache of [this.orders, this.filtered]) {
+            for (const [key, list] of cache) {
+                if (this.version - list.version > MAX_VERSIONS_BEHIND) {
+                    cache.delete(key);
+                }
+            }
+        }
+        const oldest = Math.min(
+            ...[...this.orders.values(), ...this.filtered.values()].map((list) => list.version),
+            ...this.sortingFrom,
+            this.version,
+        );
+        while (this.changes.length > 0 && this.changes[0].version <= oldest) {
+            this.changes.shift();
+        }
+    }
+
+    /** The list holds the state of this moment: no change came since it was patched. */
+    private isCurrent(list: SortedList): boolean {
+        return list.version === this.version && list.patching === undefined;
+    }
+
+    /** Patches a list to the current version; false when it is too far behind to patch. */
+    private async bringUpToDate(list: SortedList, limited = true): Promise<boolean> {
+        for (;;) {
+            if (list.patching) {
+                await list.patching;
+                continue;
+            }
+            if (list.version === this.version) {
+                return true;
+            }
+            const pending = this.changes.filter((change) => change.version > list.version);
+            if (pending.length === 0 || pending[0].version !== list.version + 1) {
+                return false; // changes this list needs were forgotten
+            }
+            const changed = pending.reduce((total, change) => total + change.fresh.length, 0);
+            if (limited && changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
+                return false;
+            }
+            list.patching = this.patch(list, pending).finally(() => (list.patching = undefined));
+            await list.patching;
+        }
+    }
+
+    /**
+     * Removes each changed wallet's old entry and inserts its new one, in order (a wallet changed
+     * twice is removed and inserted twice; entries are snapshots, so a superseded entry is still
+     * found where its old values sort), yielding whenever a slice has run.
+     */
+    private async patch(list: SortedList, pending: Change[]): Promise<void> {
+        let sliceStart = performance.now();
+        const step = async (): Promise<void> => {
+            if (performance.now() - sliceStart > SLICE_MS) {
+                await yieldToEventLoop();
+                sliceStart = performance.now();
+            }
+        };
+        try {
+            for (const change of pending) {
+                for (const entry of change.superseded) {
+                    if (list.accepts(entry)) {
+                        list.items.remove(entry);
+                        await step();
+                    }
+                }
+                for (const entry of change.fresh) {
+                    if (list.accepts(entry)) {
+                        list.items.insert(entry);
+                        await step();
+                    }
+                }
+                list.version = change.version;
+            }
+        } catch (error) {
+            // Values core-api cannot compare (it throws too): the half-patched list is dropped.
+            this.forget(list);
+            throw error;
+        }
+    }
+
+    private forget(list: SortedList): void {
+        for (const cache of [this.orders, this.filtered]) {
+            for (const [key, cached] of cache) {
+                if (cached === list) {
+                    cache.delete(key);
+                }
+            }
+        }
+    }
+
+    private async sortedList(
+        sorting: Contracts.Search.Sorting,
+        criterias: WalletCriteria[] | undefined,
+    ): Promise<SortedList> {
+        const compareResources = compareLikeCoreApi<WalletResource>(sorting);
+        const order = new WalletListOrder<Entry>(
+            sorting,
+            (entry) => entry.resource,
+            (entry) => entry.sequence,
+            (left, right) => compareResources(left.resource, right.resource) || left.sequence - right.sequence,
+        );
+        const filter = criterias ? this.compileFilter(criterias) : undefined;
+        const accepts = filter ? (entry: Entry) => filter(entry.resource) : () => true;
+        const version = this.version;
+        this.sortingFrom.push(version);
+        try {
+            const list: SortedList = { version, items: await this.matchingSorted(version, accepts, order), accepts };
+            // The changes that came while it was sorted are patched in whatever their number:
+            // sorting again would meet as many, and never finish.
+            await this.bringUpToDate(list, false);
+            return list;
+        } finally {
+            this.sortingFrom.splice(this.sortingFrom.indexOf(version), 1);
+        }
+    }
+
+    private async matchingSorted(
+        version: number,
+        accepts: (entry: Entry) => boolean,
+        order: WalletListOrder<Entry>,
+    ): Promise<ChunkedList<Entry>> {
+        const { stride } = order;
+        // Entries and their numbers in blocks: one growing array of a million would be copied
+        // whole, in one go, each time it grew.
+        const entryBlocks: Entry[][] = [];
+        const keyBlocks: Float64Array[] = [];
+        const entryAt = (position: number): Entry => entryBlocks[position >>> BLOCK_BITS][position & BLOCK_MASK];
+        const keysAt = (position: number): Float64Array => keyBlocks[position >>> BLOCK_BITS];
+        const offsetOf = (position: number): number => (position & BLOCK_MASK) * stride;
+        let count = 0;
+        // Over the Map itself: a copy of a million entries would hold the event loop.
+        await forOfSliced(this.entries.values(), (entry) => {
+            if (!entry.superseded && entry.born <= version && accepts(entry)) {
+                if ((count & BLOCK_MASK) === 0) {
+                    entryBlocks.push([]);
+                    keyBlocks.push(new Float64Array((BLOCK_MASK + 1) * stride));
+                }
+                entryBlocks[entryBlocks.length - 1].push(entry);
+                order.keysOf(entry, keysAt(count), offsetOf(count));
+                count++;
+            }
+        });
+        // Positions are sorted, by the numbers drawn once per entry, and by the entries where those tie.
+        const sorted = await sortPositionsSliced(count, (left, right) => {
+            const byKeys = order.compareKeys(keysAt(left), offsetOf(left), keysAt(right), offsetOf(right));
+            return byKeys === UNDECIDED ? order.compare(entryAt(left), entryAt(right)) : byKeys;
+        });
+        const chunks: Chunk<Entry>[] = [];
+        await forEachSliced(
+            Math.ceil(sorted.length / CHUNK),
+            (chunk) => {
+                const start = chunk * CHUNK;
+                const size = Math.min(CHUNK, sorted.length - start);
+                const items = new Array<Entry>(size);
+                const keys = new Float64Array(size * stride);
+                for (let index = 0; index < size; index++) {
+                    const position = sorted[start + index];
+                    const [from, to] = [keysAt(position), offsetOf(position)];
+                    for (let key = 0; key < stride; key++) {
+                        keys[index * stride + key] = from[to + key];
+                    }
+                    items[index] = entryAt(position);
+                }
+                chunks.push({ items, keys });
+            },
+            1,
+        );
+        return ChunkedList.fromChunks(order, chunks);
+    }
+
+    private compileFilter(criterias: WalletCriteria[]): WalletFilter {
+        const compiled = criterias.map(compileWalletFilter);
+        if (compiled.every((filter): filter is WalletFilter => filter !== undefined)) {
+            return (wallet) => compiled.every((filter) => filter(wallet));
+        }
+        return (wallet) => this.criteria.testStandardCriterias(wallet, ...criterias);
+    }
+}

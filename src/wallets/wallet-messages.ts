@@ -1,0 +1,54 @@
+/** What the node's thread and the wallet thread say to each other; both sides import these types. */
+import { WalletCriteria } from "@arkecosystem/core-api/dist/resources-new";
+import { Contracts } from "@arkecosystem/core-kernel";
+
+import { TransferredWallet } from "./wallet-transfer";
+
+export type WalletQuestion =
+    | {
+          kind: "page";
+          pagination: Contracts.Search.Pagination;
+          sorting: Contracts.Search.Sorting;
+          criterias: WalletCriteria[];
+          /** The page's wallets as the thread holds them; otherwise only their addresses. */
+          withWallets: boolean;
+      }
+    /** How many wallets the thread holds. */
+    | { kind: "size" }
+    /** Which of these addresses the thread does not hold. */
+    | { kind: "unknown"; addresses: string[] }
+    | { kind: "state" };
+
+/** From the node's thread to the wallet thread; messages are taken in the order they were sent. */
+export type ToWallets =
+    /** Wallets new or changed, as they are now. */
+    | { kind: "put"; wallets: TransferredWallet[] }
+    /** Wallets the node no longer has. */
+    | { kind: "remove"; addresses: string[] }
+    /** Everything is sent again from the start. */
+    | { kind: "clear" }
+    /** A block came: bring every list kept up to date now. */
+    | { kind: "refresh" }
+    | { kind: "ask"; id: number; question: WalletQuestion };
+
+export interface WalletThreadState {
+    version: number;
+    /** The version each list kept has reached. */
+    lists: number[];
+    changesKept: number;
+    /** The wallet thread's heap, in use, and its memory outside the heap (typed arrays), in bytes. */
+    heapUsed: number;
+    external: number;
+}
+
+export interface WalletAnswer {
+    page?: { addresses: string[]; wallets?: TransferredWallet[]; totalCount: number };
+    size?: number;
+    unknown?: string[];
+    state?: WalletThreadState;
+    /** The listing failed as core-api's would (values it cannot compare): its message. */
+    error?: string;
+}
+
+/** From the wallet thread to the node's thread. */
+export type FromWallets = { kind: "answer"; id: number } & WalletAnswer;
