@@ -87,6 +87,8 @@ const benchSize = async (size: number): Promise<string[]> => {
         delay.disable();
         const buildStallMs = delay.max / 1e6;
         const heapCatalogue = heapUsed() - heapStates;
+        const thread = await state.catalogue.threadState();
+        const threadBytes = (thread?.heapUsed ?? 0) + (thread?.external ?? 0);
 
         // The first request of each order and filter after each of 30 blocks.
         delay.reset();
@@ -118,7 +120,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
 
         rows.push(
-            `Catalogue: first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms), memory ${(heapCatalogue / 1e6).toFixed(0)} MB for the catalogue (heap and typed arrays) (${(((heapCatalogue / size) * 1e6) / 1e6).toFixed(0)} bytes a wallet; the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
+            `Catalogue: first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms), memory: the wallet thread's heap and typed arrays ${(threadBytes / 1e6).toFixed(0)} MB (${(threadBytes / size).toFixed(0)} bytes a wallet), the node's heap ${heapCatalogue >= 0 ? "+" : ""}${(heapCatalogue / 1e6).toFixed(0)} MB (the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
             `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms; bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}.`,
             "",
             "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | ratio (req/s) | bodies equal |",
@@ -166,7 +168,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${(delay.max / 1e6).toFixed(1)} ms.`,
         );
     } finally {
-        await Promise.all([ours.stop(), coreApi.stop()]);
+        await Promise.all([ours.stop(), coreApi.stop(), state.catalogue.dispose()]);
     }
     return rows;
 };
