@@ -21,6 +21,12 @@ const toBigInt = (value: unknown): bigint | undefined => {
     return undefined;
 };
 
+/** The wallet's balance or nonce: a BigNumber on the node's thread, a bigint in the wallet thread. */
+const amountOf = (wallet: WalletResource, field: AmountField): bigint => {
+    const value: unknown = wallet[field];
+    return typeof value === "bigint" ? value : (value as Utils.BigNumber).toBigInt();
+};
+
 const compileAmount = (field: AmountField, criterion: unknown): WalletFilter | undefined => {
     if (Array.isArray(criterion)) {
         // A list of criteria is an OR, as core-api's schemas produce for every field.
@@ -32,7 +38,7 @@ const compileAmount = (field: AmountField, criterion: unknown): WalletFilter | u
     }
     const exact = toBigInt(criterion);
     if (exact !== undefined) {
-        return (wallet) => wallet[field].toBigInt() === exact;
+        return (wallet) => amountOf(wallet, field) === exact;
     }
     if (criterion === null || typeof criterion !== "object" || Array.isArray(criterion)) {
         return undefined;
@@ -48,7 +54,7 @@ const compileAmount = (field: AmountField, criterion: unknown): WalletFilter | u
         return undefined;
     }
     return (wallet) => {
-        const value = wallet[field].toBigInt();
+        const value = amountOf(wallet, field);
         return (min === undefined || value >= min) && (max === undefined || value <= max);
     };
 };

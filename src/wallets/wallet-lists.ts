@@ -176,7 +176,9 @@ export class WalletLists {
         const sortingWithTieBreak = [...sorting, { property: "balance", direction: "desc" as const }];
         const orderKey = JSON.stringify(sortingWithTieBreak);
         const unfiltered = criterias.every((criteria) => Object.keys(criteria).length === 0);
-        const listKey = unfiltered ? orderKey : `${orderKey} ${JSON.stringify(criterias)}`;
+        const listKey = unfiltered
+            ? orderKey
+            : `${orderKey} ${JSON.stringify(criterias, (_key, value: unknown) => (typeof value === "bigint" ? `${value}n` : value))}`;
         for (;;) {
             const cache = unfiltered ? this.orders : this.filtered;
             const list = cache.get(listKey);

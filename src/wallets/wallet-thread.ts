@@ -1,13 +1,13 @@
 import "./reflect-metadata";
 
-import { WalletCriteria } from "@arkecosystem/core-api/dist/resources-new";
+import { WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 import { Services } from "@arkecosystem/core-kernel";
 import { getHeapStatistics } from "v8";
 import { parentPort } from "worker_threads";
 
 import { FromWallets, ToWallets, WalletAnswer, WalletQuestion } from "./wallet-messages";
 import { WalletLists } from "./wallet-lists";
-import { fromTransferable, receiveWallet, toTransferable } from "./wallet-transfer";
+import { toTransferable } from "./wallet-transfer";
 
 // The wallet lists' thread: their entries, sorted lists and the garbage of sorting a million
 // wallets live in this heap, not the node's, and no sort or patch runs on the node's loop.
@@ -24,7 +24,7 @@ const answer = async (question: WalletQuestion): Promise<WalletAnswer> => {
             const { results, totalCount } = await lists.page(
                 question.pagination,
                 question.sorting,
-                ...question.criterias.map((criteria) => fromTransferable(criteria) as WalletCriteria),
+                ...question.criterias,
             );
             return {
                 page: {
@@ -52,7 +52,9 @@ const say = (message: FromWallets): void => port.postMessage(message);
 port.on("message", (message: ToWallets) => {
     switch (message.kind) {
         case "put":
-            lists.put(message.wallets.map(receiveWallet));
+            // Kept with bigints where the node has BigNumbers: core-api's comparisons and criteria
+            // treat both alike, and a million wallets' BigNumber objects would double this heap's work.
+            lists.put(message.wallets as WalletResource[]);
             return;
         case "remove":
             lists.remove(message.addresses);
