@@ -231,14 +231,23 @@ export class WalletCatalogue {
         this.sizeUnsure = false;
         this.post({ kind: "clear" });
         let batch: TransferredWallet[] = [];
-        // Over the index itself: wallets changed once sent are noted and sent again after.
-        await forOfSliced(walletsOf(this.repository), (wallet) => {
+        let sliceStart = performance.now();
+        // Over the index itself: wallets changed once sent are noted and sent again after. A batch
+        // is posted before each pause, so that it never outlives the slice that made it.
+        for (const wallet of walletsOf(this.repository)) {
             batch.push(transferWallet(wallet));
-            if (batch.length === SYNC_BATCH) {
+            if (
+                batch.length === SYNC_BATCH ||
+                ((batch.length & 63) === 0 && performance.now() - sliceStart > SLICE_MS)
+            ) {
                 this.post({ kind: "put", wallets: batch });
                 batch = [];
+                if (performance.now() - sliceStart > SLICE_MS) {
+                    await yieldToEventLoop();
+                    sliceStart = performance.now();
+                }
             }
-        });
+        }
         this.post({ kind: "put", wallets: batch });
         // A thread started again meanwhile missed the start: it is sent everything again.
         this.synced = worker !== undefined && this.worker === worker;

@@ -7,7 +7,7 @@ import { parentPort } from "worker_threads";
 
 import { FromWallets, ToWallets, WalletAnswer, WalletQuestion } from "./wallet-messages";
 import { WalletLists } from "./wallet-lists";
-import { toTransferable } from "./wallet-transfer";
+import { bigNumbersAsBigInts, toTransferable } from "./wallet-transfer";
 
 // The wallet lists' thread: their entries, sorted lists and the garbage of sorting a million
 // wallets live in this heap, not the node's, and no sort or patch runs on the node's loop.
@@ -54,7 +54,7 @@ port.on("message", (message: ToWallets) => {
         case "put":
             // Kept with bigints where the node has BigNumbers: core-api's comparisons and criteria
             // treat both alike, and a million wallets' BigNumber objects would double this heap's work.
-            lists.put(message.wallets as WalletResource[]);
+            lists.put(message.wallets.map((wallet) => bigNumbersAsBigInts(wallet) as WalletResource));
             return;
         case "remove":
             lists.remove(message.addresses);

@@ -49,14 +49,48 @@ export const fromTransferable = (value: unknown): unknown => {
     return value;
 };
 
-/** The wallet as core-api lists it, at this moment, ready to cross to the wallet thread. */
-export const transferWallet = (wallet: Contracts.State.Wallet): TransferredWallet =>
-    toTransferable({
+/**
+ * crypto 3.9.1's BigNumber holds one own property, `value`, a bigint, so a structured clone makes
+ * it `{ value: <bigint> }`. Where that holds, the node's thread posts its wallets' own objects and
+ * the clone copies them outside its heap (nothing to collect afterwards); the wallet thread turns
+ * each such object back into its bigint (`bigNumbersAsBigInts`).
+ */
+const BIG_NUMBER_CLONES_AS_VALUE = ((): boolean => {
+    const keys = Object.keys(Utils.BigNumber.ONE);
+    return keys.length === 1 && keys[0] === "value" && typeof Reflect.get(Utils.BigNumber.ONE, "value") === "bigint";
+})();
+
+/** The wallet as core-api lists it, at this moment, to be posted to the wallet thread at once. */
+export const transferWallet = (wallet: Contracts.State.Wallet): TransferredWallet => {
+    const resource = {
         address: wallet.getAddress(),
         publicKey: wallet.getPublicKey(),
         balance: wallet.getBalance(),
         nonce: wallet.getNonce(),
         attributes: wallet.getAttributes(),
-    });
+    };
+    return BIG_NUMBER_CLONES_AS_VALUE ? resource : toTransferable(resource);
+};
+
+/** In the wallet thread: a posted wallet, each BigNumber (cloned as `{ value }`) now its bigint. */
+export const bigNumbersAsBigInts = (value: unknown): unknown => {
+    if (Array.isArray(value)) {
+        for (let index = 0; index < value.length; index++) {
+            value[index] = bigNumbersAsBigInts(value[index]);
+        }
+        return value;
+    }
+    if (value !== null && typeof value === "object") {
+        const record = value as Record<string, unknown>;
+        const keys = Object.keys(record);
+        if (keys.length === 1 && keys[0] === "value" && typeof record.value === "bigint") {
+            return record.value;
+        }
+        for (const key of keys) {
+            record[key] = bigNumbersAsBigInts(record[key]);
+        }
+    }
+    return value;
+};
 
 export const receiveWallet = (wallet: TransferredWallet): WalletResource => fromTransferable(wallet) as WalletResource;

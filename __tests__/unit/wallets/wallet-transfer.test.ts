@@ -1,7 +1,14 @@
 import { Utils } from "@arkecosystem/crypto";
 import { MessageChannel } from "worker_threads";
 
-import { fromTransferable, toTransferable } from "../../../src/wallets/wallet-transfer";
+import { Contracts } from "@arkecosystem/core-kernel";
+
+import {
+    bigNumbersAsBigInts,
+    fromTransferable,
+    toTransferable,
+    transferWallet,
+} from "../../../src/wallets/wallet-transfer";
 
 /** What a structured clone (postMessage to another thread) makes of a value. */
 const acrossThreads = (value: unknown): Promise<unknown> =>
@@ -55,5 +62,34 @@ describe("a wallet crossing to the wallet thread", () => {
 
         expect(sent).toEqual({ balance: 42n });
         expect(await acrossThreads(sent)).toEqual({ balance: 42n });
+    });
+
+    it("posts the node's own wallet objects, which arrive in the wallet thread with every BigNumber a bigint", async () => {
+        const attributes = {
+            delegate: { username: "genesis_1", voteBalance: Utils.BigNumber.make("12345678901234567890"), rank: 1 },
+            htlc: { locks: { abc: { amount: Utils.BigNumber.make(7), expiration: { type: 1, value: 9 } } } },
+        };
+        const nodeWallet = {
+            getAddress: () => "AYzyUFvKgHtNnJHfJLVBJgxxBwC8mjyn4q",
+            getPublicKey: () => "02ab",
+            getBalance: () => Utils.BigNumber.make(99),
+            getNonce: () => Utils.BigNumber.make(2),
+            getAttributes: () => attributes,
+        } as unknown as Contracts.State.Wallet;
+
+        const received = bigNumbersAsBigInts(await acrossThreads(transferWallet(nodeWallet)));
+
+        expect(received).toEqual({
+            address: "AYzyUFvKgHtNnJHfJLVBJgxxBwC8mjyn4q",
+            publicKey: "02ab",
+            balance: 99n,
+            nonce: 2n,
+            attributes: {
+                delegate: { username: "genesis_1", voteBalance: 12345678901234567890n, rank: 1 },
+                htlc: { locks: { abc: { amount: 7n, expiration: { type: 1, value: 9 } } } },
+            },
+        });
+        // The clone is the copy: the node's attribute objects are untouched.
+        expect(attributes.delegate.voteBalance).toBeInstanceOf(Utils.BigNumber);
     });
 });
