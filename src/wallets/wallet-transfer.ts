@@ -29,25 +29,31 @@ export const toTransferable = (value: unknown): unknown => {
     return value;
 };
 
-/** The value `toTransferable` was made from: every bigint a BigNumber again. */
-export const fromTransferable = (value: unknown): unknown => {
-    if (typeof value === "bigint") {
-        return Utils.BigNumber.make(value);
+/**
+ * Rewrites a received value in place: where `swap` gives something else for a value, that takes
+ * its place; otherwise arrays and objects are walked into.
+ */
+const swapInPlace = (value: unknown, swap: (value: unknown) => unknown): unknown => {
+    const swapped = swap(value);
+    if (swapped !== value) {
+        return swapped;
     }
     if (Array.isArray(value)) {
         for (let index = 0; index < value.length; index++) {
-            value[index] = fromTransferable(value[index]);
+            value[index] = swapInPlace(value[index], swap);
         }
-        return value;
-    }
-    if (value !== null && typeof value === "object") {
+    } else if (value !== null && typeof value === "object") {
         const record = value as Record<string, unknown>;
         for (const key of Object.keys(record)) {
-            record[key] = fromTransferable(record[key]);
+            record[key] = swapInPlace(record[key], swap);
         }
     }
     return value;
 };
+
+/** The value `toTransferable` was made from: every bigint a BigNumber again. */
+export const fromTransferable = (value: unknown): unknown =>
+    swapInPlace(value, (item) => (typeof item === "bigint" ? Utils.BigNumber.make(item) : item));
 
 /**
  * crypto 3.9.1's BigNumber holds one own property, `value`, a bigint, so a structured clone makes
@@ -73,24 +79,16 @@ export const transferWallet = (wallet: Contracts.State.Wallet): TransferredWalle
 };
 
 /** In the wallet thread: a posted wallet, each BigNumber (cloned as `{ value }`) now its bigint. */
-export const bigNumbersAsBigInts = (value: unknown): unknown => {
-    if (Array.isArray(value)) {
-        for (let index = 0; index < value.length; index++) {
-            value[index] = bigNumbersAsBigInts(value[index]);
+export const bigNumbersAsBigInts = (value: unknown): unknown =>
+    swapInPlace(value, (item) => {
+        if (item !== null && typeof item === "object" && !Array.isArray(item)) {
+            const keys = Object.keys(item);
+            const inner = (item as { value?: unknown }).value;
+            if (keys.length === 1 && keys[0] === "value" && typeof inner === "bigint") {
+                return inner;
+            }
         }
-        return value;
-    }
-    if (value !== null && typeof value === "object") {
-        const record = value as Record<string, unknown>;
-        const keys = Object.keys(record);
-        if (keys.length === 1 && keys[0] === "value" && typeof record.value === "bigint") {
-            return record.value;
-        }
-        for (const key of keys) {
-            record[key] = bigNumbersAsBigInts(record[key]);
-        }
-    }
-    return value;
-};
+        return item;
+    });
 
 export const receiveWallet = (wallet: TransferredWallet): WalletResource => fromTransferable(wallet) as WalletResource;
