@@ -125,7 +125,8 @@ const threadTicks = (): Map<string, number> => {
     for (const task of tasks) {
         try {
             const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8");
-            const name = task === String(process.pid) ? "main" : `thread ${task}`;
+            const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+            const name = task === String(process.pid) ? "main" : `${comm} (${task})`;
             const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
             const used = Number(fields[11]) + Number(fields[12]);
             ticks.set(name, (ticks.get(name) ?? 0) + used);

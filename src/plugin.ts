@@ -120,10 +120,14 @@ export class WebhookPlugin {
                 }
             },
         });
-        this.index = new WebhookIndex({
-            regexpInputChars: options.limits.regexpInputChars,
-            regexps: new RegexpPool(options.limits.regexpPatterns),
-        });
+        this.index = new WebhookIndex(
+            {
+                regexpInputChars: options.limits.regexpInputChars,
+                regexps: new RegexpPool(options.limits.regexpPatterns),
+            },
+            // Called in a later turn, once the journal below exists.
+            (group) => this.journal.prepareGroup(group),
+        );
         this.writes = new WriteBatcher(this.store.register);
         this.shared =
             options.storage.driver === "postgres" ? new PostgresRegister(options.storage.postgres) : undefined;
@@ -187,6 +191,8 @@ export class WebhookPlugin {
             await this.importArkRegister();
         }
         this.register.loadIndex((webhook, reason) => this.leaveOut(webhook, reason));
+        const [someEvent = "transaction.applied"] = this.index.eventNames();
+        this.listener.warmUp(someEvent, (event) => this.journal.rehearse(event));
         await this.engine.start();
         await this.followSharedRegister();
         this.server = await this.createServer(wallets);

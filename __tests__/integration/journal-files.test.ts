@@ -220,6 +220,44 @@ describe("the journal's files", () => {
         small.close();
     });
 
+    it("writes a group prepared ahead before any event refers to it, and the event writes only its record", () => {
+        const hook = addWebhookRow(store);
+        const group = Object.freeze(["pattern-1", "pattern-2"]);
+        const files = writer();
+        files.prepareGroup(group);
+        const path = join(folder, "000000000001.group-1.json");
+        expect(JSON.parse(readFileSync(path, "utf8"))).toEqual(group);
+        // Were the event to write the file again, the sentinel would be gone.
+        writeFileSync(path, JSON.stringify(["sentinel"]));
+
+        files.append({ ...eventFor([hook], 1), deferredGroup: group });
+        files.rehearse({ ...eventFor([hook], 2), deferredGroup: group });
+
+        const journal = reader();
+        expect(journal.oldest(10).map((entry) => entry.deferred)).toEqual([["sentinel"]]);
+        expect(readdirSync(folder).filter((name) => name.endsWith(".json"))).toEqual(["000000000001.group-1.json"]);
+        journal.close();
+        files.close();
+    });
+
+    it("leaves a group it could not prepare to the first event that refers to it", () => {
+        const hook = addWebhookRow(store);
+        const group = Object.freeze(["pattern-1"]);
+        const files = writer();
+        const path = join(folder, "000000000001.group-1.json");
+        // A directory in its place: writing the file fails.
+        mkdirSync(path);
+        expect(() => files.prepareGroup(group)).not.toThrow();
+        rmSync(path, { recursive: true });
+
+        files.append({ ...eventFor([hook], 1), deferredGroup: group });
+        expect(JSON.parse(readFileSync(path, "utf8"))).toEqual(group);
+        const journal = reader();
+        expect(journal.oldest(10).map((entry) => entry.deferred)).toEqual([group]);
+        journal.close();
+        files.close();
+    });
+
     it("says so when a deferred group's file is gone, and reads on without it", () => {
         const hook = addWebhookRow(store);
         const files = writer();

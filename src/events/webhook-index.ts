@@ -42,7 +42,14 @@ export class WebhookIndex {
     private readonly resplit = new Set<string>();
     private resplitTimer: NodeJS.Immediate | undefined;
 
-    public constructor(private readonly options: ConditionOptions) {}
+    /**
+     * `onGroup` hears each event's new `deferredGroup` in the turn that makes it, off any event's
+     * path, so that the journal can write it before the first record that refers to it.
+     */
+    public constructor(
+        private readonly options: ConditionOptions,
+        private readonly onGroup: (group: readonly string[]) => void = () => undefined,
+    ) {}
 
     public put(webhook: Webhook): void {
         this.remove(webhook.id);
@@ -130,7 +137,12 @@ export class WebhookIndex {
             this.resplitTimer = undefined;
             const events = [...this.resplit];
             this.resplit.clear();
-            events.forEach((name) => this.splitOf(name));
+            for (const name of events) {
+                const group = this.splitOf(name)?.regexpIds;
+                if (group) {
+                    this.onGroup(group);
+                }
+            }
         });
         this.resplitTimer.unref();
     }
@@ -151,6 +163,11 @@ export class WebhookIndex {
             this.splits.set(event, split);
         }
         return split;
+    }
+
+    /** The names of the events some enabled webhook listens to. */
+    public eventNames(): IterableIterator<string> {
+        return this.byEvent.keys();
     }
 
     public get size(): number {

@@ -56,7 +56,7 @@ export class JournalWriter {
     private head = 0;
     private trimAt = TRIM_FLOOR;
     /** A number for each deferred group met, the same for as long as the group is in use. */
-    private readonly groupNumbers = new WeakMap<readonly string[], number>();
+    private readonly groupNumbers = new WeakMap<readonly string[], { number: number; text: string }>();
     private lastGroup = 0;
     /** The groups whose file the current segment has, and which segment that is. */
     private declared = { segment: -1, groups: new Set<number>() };
@@ -103,6 +103,11 @@ export class JournalWriter {
         }
     }
 
+    /** Encodes the event as `append` would and writes nothing: see KernelEventListener.warmUp. */
+    public rehearse(event: JournaledEvent): void {
+        encodeRecord(event, event.deferredGroup ? this.groupNumberOf(event.deferredGroup) : undefined);
+    }
+
     /** Journaled events not yet turned into deliveries. */
     public backlog(): number {
         this.trim();
@@ -120,13 +125,30 @@ export class JournalWriter {
         }
     }
 
-    private groupNumberOf(group: readonly string[]): number {
-        let number = this.groupNumbers.get(group);
-        if (number === undefined) {
-            number = ++this.lastGroup;
-            this.groupNumbers.set(group, number);
+    /**
+     * Writes a new deferred group's file beside the current segment now, off any event's path: the
+     * first event that refers to it then writes only its record. Where this fails, that event
+     * writes the file itself, as it does in each later segment.
+     */
+    public prepareGroup(group: readonly string[]): void {
+        try {
+            this.declare(group, this.groupNumberOf(group));
+        } catch {
+            // The first record that refers to the group tries again, and says why if it cannot.
         }
-        return number;
+    }
+
+    private groupNumberOf(group: readonly string[]): number {
+        return this.groupOf(group).number;
+    }
+
+    private groupOf(group: readonly string[]): { number: number; text: string } {
+        let known = this.groupNumbers.get(group);
+        if (known === undefined) {
+            known = { number: ++this.lastGroup, text: JSON.stringify(group) };
+            this.groupNumbers.set(group, known);
+        }
+        return known;
     }
 
     /** Writes the group's file beside the current segment, once, before any record of it refers to it. */
@@ -137,7 +159,7 @@ export class JournalWriter {
         if (this.declared.groups.has(number)) {
             return;
         }
-        writeFileSync(groupPath(this.options.folder, this.segment, number), JSON.stringify(group), {
+        writeFileSync(groupPath(this.options.folder, this.segment, number), this.groupOf(group).text, {
             mode: OWNER_ONLY_FILE,
         });
         this.declared.groups.add(number);

@@ -79,4 +79,24 @@ describe("the webhook index", () => {
         index.remove("first");
         expect(index.matching("block.applied", {}).deferredGroup).toBeUndefined();
     });
+
+    it("hands each event's new group to onGroup in the turn after the change, off any event's path", async () => {
+        const heard: Array<readonly string[]> = [];
+        const index = new WebhookIndex({ regexpInputChars: 1024, regexps: new RegexpPool(100) }, (group) =>
+            heard.push(group),
+        );
+        const regexp = (id: string) =>
+            webhook(id, { conditions: [{ key: "vendorField", condition: "regexp", value: "^probe" }] });
+        index.put(regexp("first"));
+        index.put(regexp("second"));
+        index.put(webhook("plain", { event: "block.forged", conditions: [] }));
+        expect(heard).toEqual([]);
+
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(heard).toHaveLength(1);
+        expect([...heard[0]].sort()).toEqual(["first", "second"]);
+        // The very array the listener then hands the journal.
+        expect(index.matching("block.applied", {}).deferredGroup).toBe(heard[0]);
+        expect([...index.eventNames()].sort()).toEqual(["block.applied", "block.forged"]);
+    });
 });
