@@ -25,16 +25,33 @@ const createWebhook = async (running: RunningPlugin, body: Record<string, unknow
 const deliveriesOf = (running: RunningPlugin, webhookId: string): Delivery[] =>
     running.plugin.outbox.page(webhookId, 0, 1000).deliveries;
 
-const settled = (running: RunningPlugin, webhookId: string, count: number) =>
-    eventually(
-        async () => {
-            const deliveries = deliveriesOf(running, webhookId);
-            return deliveries.length === count && deliveries.every((delivery) => delivery.status !== "pending")
-                ? deliveries
-                : undefined;
-        },
-        { timeoutMs: 20_000, intervalMs: 20 },
-    );
+const settled = async (running: RunningPlugin, webhookId: string, count: number, receiver?: Receiver) => {
+    try {
+        return await eventually(
+            async () => {
+                const deliveries = deliveriesOf(running, webhookId);
+                return deliveries.length === count && deliveries.every((delivery) => delivery.status !== "pending")
+                    ? deliveries
+                    : undefined;
+            },
+            { timeoutMs: 20_000, intervalMs: 20 },
+        );
+    } catch (error) {
+        // What a rare failure needs to be understood: where each delivery and the engine stood.
+        const deliveries = deliveriesOf(running, webhookId).map((delivery) => ({
+            ...delivery,
+            body: undefined,
+            attemptsMade: running.plugin.outbox.attempts(delivery.id),
+        }));
+        const state = {
+            deliveries,
+            received: receiver?.requests.map(({ receivedAt }) => receivedAt),
+            origins: await running.plugin.engine.origins(),
+            now: Date.now(),
+        };
+        throw new Error(`${String(error)}: ${JSON.stringify(state)}`);
+    }
+};
 
 describe("delivery to a real receiver", () => {
     let running: RunningPlugin | undefined;
@@ -181,7 +198,7 @@ describe("delivery to a real receiver", () => {
         const webhook = await createWebhook(running, { target: receiver.url });
 
         running.plugin.listener.handle({ name: "block.applied", data: {} });
-        await settled(running, webhook.id, 1);
+        await settled(running, webhook.id, 1, receiver);
 
         expect(receiver.requests[1].receivedAt - receiver.requests[0].receivedAt).toBeGreaterThanOrEqual(950);
     });
