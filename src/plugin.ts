@@ -42,7 +42,6 @@ import { DeliveryService } from "./webhooks/delivery-service";
 import { WebhookRegister } from "./webhooks/webhook-register";
 
 const CHECKPOINT_INTERVAL_MS = 1000;
-const BUSY_CHECKPOINT_INTERVAL_MS = 100;
 const SPOOL_RETRY_MS = 1000;
 const JOURNAL_SEGMENT_BYTES = 64 * 1024 * 1024;
 // The first start with a shared register moves this relay's own webhooks into it, once.
@@ -112,7 +111,6 @@ export class WebhookPlugin {
         this.checkpointer = new Checkpointer({
             file: environment.file,
             intervalMs: CHECKPOINT_INTERVAL_MS,
-            busyIntervalMs: BUSY_CHECKPOINT_INTERVAL_MS,
             onFailure: (reason) => {
                 // A full disk fails every checkpoint: said once a minute, not once a second.
                 warnings.write("checkpoint", `checkpoints in the event loop again: ${reason}`);

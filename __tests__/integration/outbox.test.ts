@@ -176,49 +176,6 @@ describe("the checkpointer", () => {
         }
     });
 
-    it("checkpoints often while the log grows, and once an interval when it is quiet", async () => {
-        const dir = mkdtempSync(join(tmpdir(), "cww-checkpoint-"));
-        const file = join(dir, "webhooks.sqlite");
-        const store = openStore(file);
-        const failures: string[] = [];
-        const checkpointer = new Checkpointer({
-            file,
-            intervalMs: 60_000,
-            busyIntervalMs: 50,
-            onFailure: (reason) => failures.push(reason),
-        });
-        try {
-            const hook = addWebhookRow(store);
-            checkpointer.start();
-            // Written in a few steps, as deliveries are: each step's pages reach the file within the busy interval.
-            let height = 0;
-            for (let step = 0; step < 3; step++) {
-                const sizeBefore = statSync(file).size;
-                for (let row = 0; row < 500; row++) {
-                    journalEvent(store, [hook], ++height);
-                }
-                const grown = await eventually(
-                    async () => (statSync(file).size > sizeBefore ? statSync(file).size : undefined),
-                    { timeoutMs: 5_000, intervalMs: 20 },
-                );
-                expect(grown).toBeGreaterThan(sizeBefore);
-            }
-            // Quiet: the next look is an interval away, so rows written now stay in the log meanwhile.
-            await new Promise((resolve) => setTimeout(resolve, 300));
-            const quietSize = statSync(file).size;
-            for (let row = 0; row < 500; row++) {
-                journalEvent(store, [hook], ++height);
-            }
-            await new Promise((resolve) => setTimeout(resolve, 500));
-            expect(statSync(file).size).toBe(quietSize);
-            expect(failures).toEqual([]);
-        } finally {
-            await checkpointer.stop();
-            store.close();
-            rmSync(dir, { recursive: true, force: true });
-        }
-    });
-
     it("lets a plugin stop completely in a process that has nothing else to keep it alive", () => {
         const script = `
             const { startPlugin } = require("./__tests__/support/plugin-harness");

@@ -15,7 +15,7 @@ import { DeliverySender, Resolver } from "../delivery/sender";
 import { compileTargetPolicy } from "../delivery/target-policy";
 import { RegexpPool } from "../events/regexp-pool";
 import { WebhookIndex } from "../events/webhook-index";
-import { fitEngineLogToDisk, openEngineConnection, shrinkEngineLog, SqliteDatabase } from "../store/database";
+import { openEngineConnection, SqliteDatabase } from "../store/database";
 import { deliveryIdScheme } from "../store/delivery-id";
 import { DeliveryStore } from "../store/delivery-store";
 import { EventJournal } from "../store/event-journal";
@@ -26,9 +26,6 @@ import { WebhookStore } from "../store/webhook-store";
 import { ThrottledLog } from "../logging/throttled-log";
 import { EngineMetrics } from "./engine-metrics";
 import { KernelAnnouncement, LogLevel } from "./messages";
-
-// How often the engine looks at the room left on the file's disk (see fitEngineLogToDisk).
-const DISK_LOOK_INTERVAL_MS = 10_000;
 
 /** What the engine needs of the node's thread, wherever the engine runs. */
 export interface EngineHost {
@@ -79,7 +76,6 @@ class HealthReporter {
  */
 export class DeliveryEngine {
     private readonly db: SqliteDatabase;
-    private readonly file: string;
     private readonly index: WebhookIndex;
     private readonly outbox: DeliveryStore;
     private readonly sender: DeliverySender;
@@ -92,7 +88,6 @@ export class DeliveryEngine {
         | undefined;
     private sharedCounts = { pending: 0, dead: 0 };
     private countsTimer: NodeJS.Timeout | undefined;
-    private diskTimer: NodeJS.Timeout | undefined;
     private stopping = false;
     public readonly metrics: EngineMetrics;
 
@@ -101,7 +96,6 @@ export class DeliveryEngine {
         private readonly host: EngineHost,
     ) {
         const { options } = setup;
-        this.file = setup.file;
         this.db = openEngineConnection(setup.file);
         this.index = new WebhookIndex({
             regexpInputChars: options.limits.regexpInputChars,
@@ -173,10 +167,7 @@ export class DeliveryEngine {
             this.dispatcher = new DeliveryDispatcher(options.delivery, {
                 ...dispatcherDependencies,
                 outbox: this.outbox,
-                makeRoom: () => {
-                    shrinkEngineLog(this.db);
-                    this.db.pragma("wal_checkpoint(PASSIVE)");
-                },
+                makeRoom: () => this.db.pragma("wal_checkpoint(PASSIVE)"),
             });
         }
         this.retention = new Retention(this.outbox, options.delivery.retentionDays, health);
@@ -194,8 +185,6 @@ export class DeliveryEngine {
         }
         this.dispatcher.start();
         this.retention.start();
-        this.diskTimer = setInterval(() => fitEngineLogToDisk(this.db, this.file), DISK_LOOK_INTERVAL_MS);
-        this.diskTimer.unref();
         if (this.cluster) {
             this.cluster.notices.start();
             this.cluster.retention.start();
@@ -230,7 +219,6 @@ export class DeliveryEngine {
         this.stopping = true;
         this.retention.stop();
         clearTimeout(this.countsTimer);
-        clearInterval(this.diskTimer);
         this.cluster?.retention.stop();
         await this.cluster?.notices.stop();
         await this.dispatcher.stop();

@@ -7,10 +7,7 @@ const STOP_TIMEOUT_MS = 5_000;
 
 export interface CheckpointerOptions {
     file: string;
-    /** Between checkpoints once the log stopped changing. */
     intervalMs: number;
-    /** Between checkpoints while writers add to the log; `intervalMs` by default. */
-    busyIntervalMs?: number;
     /** Called when the worker cannot checkpoint; the connections then go back to checkpointing themselves. */
     onFailure: (reason: string) => void;
 }
@@ -24,8 +21,7 @@ export class Checkpointer {
     public constructor(private readonly options: CheckpointerOptions) {}
 
     public start(): void {
-        const { file, intervalMs, busyIntervalMs = intervalMs } = this.options;
-        const data: CheckpointWorkerData = { file, intervalMs, busyIntervalMs };
+        const data: CheckpointWorkerData = { file: this.options.file, intervalMs: this.options.intervalMs };
         const worker = spawnWorker("checkpoint-worker", data);
         worker.on("message", (message: FromCheckpointer) => this.options.onFailure(message.reason));
         worker.on("error", (error) => this.options.onFailure(String(error)));

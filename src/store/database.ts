@@ -1,5 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
-import { closeSync, existsSync, mkdirSync, openSync, statfsSync, statSync } from "fs";
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from "fs";
 import { dirname } from "path";
 
 import { MIGRATIONS } from "./migrations";
@@ -68,11 +68,8 @@ const openConnection = (file: string, synchronous: "FULL" | "NORMAL"): SqliteDat
 };
 
 const OWNER_ONLY_FOLDER = 0o700;
-// 256 pages of 4 KiB, 1 MiB of log, where the disk is short of room; 4,096 pages, 16 MiB, where it
-// has at least 16 times that free.
-const SMALL_ENGINE_LOG_PAGES = 256;
-const LARGE_ENGINE_LOG_PAGES = 4096;
-const ROOMY_DISK_BYTES = 256 * 1024 * 1024;
+// 256 pages of 4 KiB: 1 MiB of log.
+const ENGINE_CHECKPOINT_PAGES = 256;
 const OWNER_ONLY_FILE = 0o600;
 
 /**
@@ -137,37 +134,12 @@ export const openStore = (file: string): StoreConnections => {
  */
 export const openEngineConnection = (file: string): SqliteDatabase => {
     const db = openConnection(file, "NORMAL");
-    fitEngineLogToDisk(db, file);
+    // The engine writes most of the log, in bursts: it checkpoints itself past a small log (on its
+    // own thread), so the log never outgrows what a checkpoint can take. Left to the checkpoint
+    // thread's pace alone, a burst after a full disk was freed grew the log into all the space
+    // freed, and then no checkpoint, which needs room to grow the database file, could run again.
+    db.pragma(`wal_autocheckpoint = ${ENGINE_CHECKPOINT_PAGES}`);
     return db;
-};
-
-/** How much log the engine's connection lets grow before it checkpoints itself, for the bytes free on the disk. */
-export const engineCheckpointPages = (freeBytes: number): number =>
-    freeBytes >= ROOMY_DISK_BYTES ? LARGE_ENGINE_LOG_PAGES : SMALL_ENGINE_LOG_PAGES;
-
-/**
- * The engine writes most of the log, in bursts, and checkpoints itself (on its own thread) past a
- * size, so that the log never outgrows what a checkpoint can take: left to the checkpoint thread's
- * pace alone, a burst after a full disk was freed grew the log into all the space freed, and then
- * no checkpoint, which needs room to grow the database file, could run again. That size is small
- * only where room is short: a checkpoint it runs itself waits for two fsyncs in the middle of its
- * deliveries (past a 1 MiB log, its commits took twice as long in a steady run), where the
- * checkpoint thread does the same work beside it. Called again from time to time by the engine.
- */
-export const fitEngineLogToDisk = (db: SqliteDatabase, file: string): void => {
-    let freeBytes = 0;
-    try {
-        const disk = statfsSync(dirname(file));
-        freeBytes = disk.bavail * disk.bsize;
-    } catch {
-        // Unknown: as if short of room.
-    }
-    db.pragma(`wal_autocheckpoint = ${engineCheckpointPages(freeBytes)}`);
-};
-
-/** After a failed write: a small log until the next look at the disk finds room again. */
-export const shrinkEngineLog = (db: SqliteDatabase): void => {
-    db.pragma(`wal_autocheckpoint = ${SMALL_ENGINE_LOG_PAGES}`);
 };
 
 const describeOpenError = (error: unknown): string => {

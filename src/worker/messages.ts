@@ -3,10 +3,7 @@
 /** Given to the checkpoint thread when it starts. */
 export interface CheckpointWorkerData {
     file: string;
-    /** Between checkpoints once the log stopped changing. */
     intervalMs: number;
-    /** Between checkpoints while it grows. */
-    busyIntervalMs: number;
 }
 
 /** From the plugin to the checkpoint thread. */
