@@ -126,7 +126,7 @@ export class WebhookPlugin {
                 regexps: new RegexpPool(options.limits.regexpPatterns),
             },
             // Called in a later turn, once the journal below exists.
-            (group) => this.journal.prepareGroup(group),
+            (group, replaced) => this.journal.prepareGroup(group, replaced),
         );
         this.writes = new WriteBatcher(this.store.register);
         this.shared =

@@ -240,6 +240,35 @@ describe("the journal's files", () => {
         files.close();
     });
 
+    it("forgets a group prepared ahead once it is replaced, unless a record referred to it", () => {
+        const hook = addWebhookRow(store);
+        const files = writer();
+        const groupFiles = () =>
+            readdirSync(folder)
+                .filter((name) => name.includes(".group-"))
+                .sort();
+        const first = Object.freeze(["pattern-1"]);
+        const second = Object.freeze(["pattern-1", "pattern-2"]);
+        const third = Object.freeze(["pattern-1", "pattern-2", "pattern-3"]);
+
+        files.prepareGroup(first);
+        files.prepareGroup(second, first);
+        expect(groupFiles()).toEqual(["000000000001.group-2.json"]);
+
+        files.append({ ...eventFor([hook], 1), deferredGroup: second });
+        files.prepareGroup(third, second);
+        files.prepareGroup(undefined, third);
+        // The second stays: a record refers to it. The third never was.
+        expect(groupFiles()).toEqual(["000000000001.group-2.json"]);
+
+        files.append({ ...eventFor([hook], 2), deferredGroup: third });
+        const journal = reader();
+        expect(journal.oldest(10).map((entry) => entry.deferred)).toEqual([second, third]);
+        expect(lostGroups).toEqual([]);
+        journal.close();
+        files.close();
+    });
+
     it("leaves a group it could not prepare to the first event that refers to it", () => {
         const hook = addWebhookRow(store);
         const group = Object.freeze(["pattern-1"]);

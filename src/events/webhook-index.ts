@@ -42,13 +42,20 @@ export class WebhookIndex {
     private readonly resplit = new Set<string>();
     private resplitTimer: NodeJS.Immediate | undefined;
 
+    /** Each changed event's group before its first change of the turn (see `onGroup`). */
+    private readonly replacedGroups = new Map<string, readonly string[] | undefined>();
+
     /**
      * `onGroup` hears each event's new `deferredGroup` in the turn that makes it, off any event's
-     * path, so that the journal can write it before the first record that refers to it.
+     * path, with the group it replaces: the journal writes the new one before the first record that
+     * refers to it, and forgets the replaced one if no record did.
      */
     public constructor(
         private readonly options: ConditionOptions,
-        private readonly onGroup: (group: readonly string[]) => void = () => undefined,
+        private readonly onGroup: (
+            group: readonly string[] | undefined,
+            replaced: readonly string[] | undefined,
+        ) => void = () => undefined,
     ) {}
 
     public put(webhook: Webhook): void {
@@ -131,6 +138,9 @@ export class WebhookIndex {
      * event's path: the first event after a change would otherwise pay for a pass over its webhooks.
      */
     private changed(event: string): void {
+        if (!this.replacedGroups.has(event)) {
+            this.replacedGroups.set(event, this.splits.get(event)?.regexpIds);
+        }
         this.splits.delete(event);
         this.resplit.add(event);
         this.resplitTimer ??= setImmediate(() => {
@@ -139,8 +149,10 @@ export class WebhookIndex {
             this.resplit.clear();
             for (const name of events) {
                 const group = this.splitOf(name)?.regexpIds;
-                if (group) {
-                    this.onGroup(group);
+                const replaced = this.replacedGroups.get(name);
+                this.replacedGroups.delete(name);
+                if (group !== replaced) {
+                    this.onGroup(group, replaced);
                 }
             }
         });

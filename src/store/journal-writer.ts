@@ -60,6 +60,8 @@ export class JournalWriter {
     private lastGroup = 0;
     /** The groups whose file the current segment has, and which segment that is. */
     private declared = { segment: -1, groups: new Set<number>() };
+    /** Groups of the current segment written ahead that no record refers to yet. */
+    private unreferenced = new Set<number>();
 
     public constructor(private readonly options: JournalWriterOptions) {
         mkdirSync(options.folder, { recursive: true, mode: OWNER_ONLY_FOLDER });
@@ -84,6 +86,7 @@ export class JournalWriter {
         const fd = this.fdFor(record.length);
         if (deferredGroup && group !== undefined) {
             this.declare(deferredGroup, group);
+            this.unreferenced.delete(group);
         }
         const start = this.offset;
         try {
@@ -128,14 +131,31 @@ export class JournalWriter {
     /**
      * Writes a new deferred group's file beside the current segment now, off any event's path: the
      * first event that refers to it then writes only its record. Where this fails, that event
-     * writes the file itself, as it does in each later segment.
+     * writes the file itself, as it does in each later segment. The group it replaces loses its
+     * file if no record referred to it: a register changed a thousand times leaves one file.
      */
-    public prepareGroup(group: readonly string[]): void {
+    public prepareGroup(group: readonly string[] | undefined, replaced?: readonly string[]): void {
         try {
-            this.declare(group, this.groupNumberOf(group));
+            if (group) {
+                const number = this.groupNumberOf(group);
+                if (!this.isDeclared(number)) {
+                    this.declare(group, number);
+                    this.unreferenced.add(number);
+                }
+            }
+            const old = replaced && this.groupNumbers.get(replaced)?.number;
+            if (old !== undefined && this.unreferenced.has(old) && this.isDeclared(old)) {
+                unlinkSync(groupPath(this.options.folder, this.segment, old));
+                this.unreferenced.delete(old);
+                this.declared.groups.delete(old);
+            }
         } catch {
             // The first record that refers to the group tries again, and says why if it cannot.
         }
+    }
+
+    private isDeclared(number: number): boolean {
+        return this.declared.segment === this.segment && this.declared.groups.has(number);
     }
 
     private groupNumberOf(group: readonly string[]): number {
@@ -155,6 +175,7 @@ export class JournalWriter {
     private declare(group: readonly string[], number: number): void {
         if (this.declared.segment !== this.segment) {
             this.declared = { segment: this.segment, groups: new Set() };
+            this.unreferenced = new Set();
         }
         if (this.declared.groups.has(number)) {
             return;

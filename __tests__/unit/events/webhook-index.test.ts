@@ -80,23 +80,39 @@ describe("the webhook index", () => {
         expect(index.matching("block.applied", {}).deferredGroup).toBeUndefined();
     });
 
-    it("hands each event's new group to onGroup in the turn after the change, off any event's path", async () => {
-        const heard: Array<readonly string[]> = [];
-        const index = new WebhookIndex({ regexpInputChars: 1024, regexps: new RegexpPool(100) }, (group) =>
-            heard.push(group),
+    it("hands each event's new group to onGroup in the turn after the change, with the group it replaces", async () => {
+        const heard: Array<[readonly string[] | undefined, readonly string[] | undefined]> = [];
+        const index = new WebhookIndex({ regexpInputChars: 1024, regexps: new RegexpPool(100) }, (group, replaced) =>
+            heard.push([group, replaced]),
         );
         const regexp = (id: string) =>
             webhook(id, { conditions: [{ key: "vendorField", condition: "regexp", value: "^probe" }] });
+        const turn = () => new Promise((resolve) => setImmediate(resolve));
         index.put(regexp("first"));
         index.put(regexp("second"));
         index.put(webhook("plain", { event: "block.forged", conditions: [] }));
         expect(heard).toEqual([]);
 
-        await new Promise((resolve) => setImmediate(resolve));
+        await turn();
         expect(heard).toHaveLength(1);
-        expect([...heard[0]].sort()).toEqual(["first", "second"]);
+        const [[group, replaced]] = heard;
+        expect([...(group ?? [])].sort()).toEqual(["first", "second"]);
+        expect(replaced).toBeUndefined();
         // The very array the listener then hands the journal.
-        expect(index.matching("block.applied", {}).deferredGroup).toBe(heard[0]);
+        expect(index.matching("block.applied", {}).deferredGroup).toBe(group);
         expect([...index.eventNames()].sort()).toEqual(["block.applied", "block.forged"]);
+
+        // Two changes in one turn: one call, replacing the group of before the first.
+        index.put(regexp("third"));
+        index.remove("first");
+        await turn();
+        expect(heard).toHaveLength(2);
+        expect([...(heard[1][0] ?? [])].sort()).toEqual(["second", "third"]);
+        expect(heard[1][1]).toBe(group);
+
+        index.remove("second");
+        index.remove("third");
+        await turn();
+        expect(heard[2]).toEqual([undefined, heard[1][0]]);
     });
 });
