@@ -15,7 +15,9 @@ const main = async (): Promise<void> => {
     const [dir, url, relayName] = process.argv.slice(2);
     const running = await startPlugin(
         {
-            storage: { driver: "postgres", postgres: { url, relayName, leaseMs: 2_000, connectionTimeoutMs: 2_000 } },
+            // A lease of 5 s: a killed relay's deliveries are taken over within seconds, while a living relay
+            // stalled by a loaded machine (a slow fsync, a starved thread) still records its outcomes in time.
+            storage: { driver: "postgres", postgres: { url, relayName, leaseMs: 5_000, connectionTimeoutMs: 2_000 } },
             delivery: { timeoutMs: 1_000, retryScheduleSeconds: [1, 1, 1] },
         },
         { dir },
