@@ -77,4 +77,9 @@ export const defaults: RawOptions = {
         matchingBudgetMs: readNumber("MATCHING_BUDGET_MS", 0.5),
         pageSize: readNumber("MAX_PAGE_SIZE", 100),
     },
+    threads: {
+        // The delivery engine's, the wallet lists' and the checkpoints' threads run this much below
+        // the node's own: on a busy machine the node's event loop gets the CPU first.
+        niceness: readNumber("THREAD_NICENESS", 10),
+    },
 };

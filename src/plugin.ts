@@ -111,6 +111,7 @@ export class WebhookPlugin {
         this.checkpointer = new Checkpointer({
             file: environment.file,
             intervalMs: CHECKPOINT_INTERVAL_MS,
+            niceness: options.threads.niceness,
             onFailure: (reason) => {
                 // A full disk fails every checkpoint: said once a minute, not once a second.
                 warnings.write("checkpoint", `checkpoints in the event loop again: ${reason}`);

@@ -38,7 +38,7 @@ export class ServiceProvider extends Providers.ServiceProvider {
         const plugin = this.requirePlugin();
         const logger = this.app.get<Contracts.Kernel.Logger>(Container.Identifiers.LogService);
         // Resolved at boot, when every plugin of the node (core-api, core-state) has registered.
-        this.wallets = createWalletServices(this.app);
+        this.wallets = createWalletServices(this.app, plugin.options.threads.niceness);
         if (!this.wallets) {
             logger.warning("core-wallet-webhooks serves no wallet routes: @arkecosystem/core-api is not in this node");
         }

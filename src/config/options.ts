@@ -39,6 +39,10 @@ export interface PluginOptions {
         matchingBudgetMs: number;
         pageSize: number;
     };
+    threads: {
+        /** How many steps of `nice` below the node's own threads the plugin's threads run (Linux). */
+        niceness: number;
+    };
     timeout?: number;
 }
 

@@ -70,6 +70,9 @@ export const configSchema = Joi.object({
         matchingBudgetMs: Joi.number().positive().required(),
         pageSize: positiveInteger.required(),
     }).required(),
+    threads: Joi.object({
+        niceness: Joi.number().integer().min(0).max(19).required(),
+    }).required(),
     // ARK's core-webhooks option, in milliseconds; when given it sets delivery.timeoutMs.
     timeout: positiveInteger.optional(),
 }).unknown(true);

@@ -19,7 +19,9 @@ const shapeOf = (error: unknown): StorageErrorShape => {
     };
 };
 
-// Announcements of one turn cross in one message: one message a turn, not one an attempt.
+// Announcements of one turn cross in one message: one message a turn, not one an attempt; and at
+// most this many in one, so that taking a message never holds the node's loop for long.
+const ANNOUNCEMENTS_PER_MESSAGE = 128;
 let announcements: KernelAnnouncement[] = [];
 const flushAnnouncements = (): void => {
     if (announcements.length > 0) {
@@ -33,8 +35,11 @@ const disables = new Map<number, (changed: boolean) => void>();
 
 const host: EngineHost = {
     announce: (event) => {
-        if (announcements.push(event) === 1) {
+        const count = announcements.push(event);
+        if (count === 1) {
             setImmediate(flushAnnouncements);
+        } else if (count >= ANNOUNCEMENTS_PER_MESSAGE) {
+            flushAnnouncements();
         }
     },
     disable: (webhookId, reason) =>

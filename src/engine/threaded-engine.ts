@@ -2,6 +2,7 @@ import { Worker } from "worker_threads";
 
 import { OriginLoad, Webhook } from "../contracts";
 import { spawnWorker } from "../worker/spawn";
+import { AnnouncementQueue } from "./announcement-queue";
 import { EngineCallbacks, EngineHandle } from "./engine-handle";
 import { EngineQuery, EngineWorkerData, FromEngine, ToEngine } from "./messages";
 
@@ -37,12 +38,15 @@ export class ThreadedEngine implements EngineHandle {
     private wakeScheduled = false;
     private lastQuery = 0;
     private readonly queries = new Map<number, PendingQuery>();
+    private readonly announcements: AnnouncementQueue;
 
     public constructor(
         private readonly data: EngineWorkerData,
         private readonly callbacks: EngineCallbacks,
         private readonly delayMs = RESTART_DELAY_MS,
-    ) {}
+    ) {
+        this.announcements = new AnnouncementQueue(callbacks.dispatchEvent);
+    }
 
     public get restarts(): number {
         return this.restartCount;
@@ -110,10 +114,11 @@ export class ThreadedEngine implements EngineHandle {
         clearTimeout(timer);
         await worker.terminate();
         await this.exited;
+        this.announcements.flush();
     }
 
     private spawn(): Promise<void> {
-        const worker = spawnWorker("engine-thread", this.data, __dirname);
+        const worker = spawnWorker("engine-thread", this.data, __dirname, this.data.options.threads.niceness);
         this.worker = worker;
         this.startedAt = Date.now();
         let ready: () => void = () => undefined;
@@ -175,8 +180,10 @@ export class ThreadedEngine implements EngineHandle {
         const { callbacks } = this;
         switch (message.kind) {
             case "announce":
-                return message.events.forEach(({ name, data }) => callbacks.dispatchEvent(name, data));
+                return this.announcements.push(message.events);
             case "disable":
+                // The attempts that led to it are announced first, as they happened.
+                this.announcements.flush();
                 void callbacks.disableWebhook(message.webhookId, message.reason).then(
                     (changed) => this.post({ kind: "disabled", requestId: message.requestId, changed }),
                     (error: unknown) => {

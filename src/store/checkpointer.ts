@@ -8,6 +8,8 @@ const STOP_TIMEOUT_MS = 5_000;
 export interface CheckpointerOptions {
     file: string;
     intervalMs: number;
+    /** How far below the node's threads the checkpoint thread runs (see worker/spawn.ts); none by default. */
+    niceness?: number;
     /** Called when the worker cannot checkpoint; the connections then go back to checkpointing themselves. */
     onFailure: (reason: string) => void;
 }
@@ -22,7 +24,7 @@ export class Checkpointer {
 
     public start(): void {
         const data: CheckpointWorkerData = { file: this.options.file, intervalMs: this.options.intervalMs };
-        const worker = spawnWorker("checkpoint-worker", data);
+        const worker = spawnWorker("checkpoint-worker", data, undefined, this.options.niceness);
         worker.on("message", (message: FromCheckpointer) => this.options.onFailure(message.reason));
         worker.on("error", (error) => this.options.onFailure(String(error)));
         this.exited = new Promise((resolve) => worker.once("exit", () => resolve()));

@@ -66,6 +66,8 @@ const UNKNOWN_BATCH = 10_000;
 export interface WalletCatalogueOptions {
     /** Told when the wallet thread stops unexpectedly; it is started again by the next listing. */
     onThreadError?: (message: string) => void;
+    /** How far below the node's threads the wallet thread runs (see worker/spawn.ts). */
+    threadNiceness?: number;
 }
 
 /**
@@ -320,7 +322,7 @@ export class WalletCatalogue {
 
     /** The wallet thread, started when first needed and again after it stopped unexpectedly. */
     private startThread(): Worker {
-        const worker = spawnWorker("wallet-thread", undefined, __dirname);
+        const worker = spawnWorker("wallet-thread", undefined, __dirname, this.options.threadNiceness);
         worker.on("message", (message: FromWallets) => {
             const question = this.questions.get(message.id);
             this.questions.delete(message.id);

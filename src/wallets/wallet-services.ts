@@ -29,7 +29,10 @@ export interface WalletServices {
  * core-api's), and a catalogue kept current by every wallet change. Undefined when the node
  * runs without core-api, whose configuration and services the routes share.
  */
-export const createWalletServices = (app: Contracts.Kernel.Application): WalletServices | undefined => {
+export const createWalletServices = (
+    app: Contracts.Kernel.Application,
+    threadNiceness = 0,
+): WalletServices | undefined => {
     if (!app.container.isBoundTagged(Container.Identifiers.PluginConfiguration, "plugin", CORE_API)) {
         return undefined;
     }
@@ -43,7 +46,7 @@ export const createWalletServices = (app: Contracts.Kernel.Application): WalletS
         : undefined;
     const catalogue = new WalletCatalogue(
         app.getTagged<Contracts.State.WalletRepository>(Container.Identifiers.WalletRepository, "state", "blockchain"),
-        { onThreadError: (message) => logger?.warning(message) },
+        { onThreadError: (message) => logger?.warning(message), threadNiceness },
     );
     if (!app.isBound(Identifiers.WalletCatalogue)) {
         app.bind(Identifiers.WalletCatalogue).toConstantValue(catalogue);
