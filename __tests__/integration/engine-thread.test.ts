@@ -64,6 +64,55 @@ describe("the delivery engine", () => {
             );
         });
 
+        it("tells the kernel of every attempt with the webhook that made it, as ARK's plugin does", async () => {
+            const answering = await new Receiver().start();
+            const failing = await new Receiver((_request, _index, response) => response.writeHead(500).end()).start();
+            receivers.push(answering, failing);
+            running = await startPlugin();
+            const [delivered, refused] = [
+                await createWebhook(running, answering.url),
+                await createWebhook(running, failing.url),
+            ];
+
+            // Attempts of both webhooks, many to a message of the engine's.
+            for (let height = 1; height <= 300; height++) {
+                running.plugin.listener.handle({ name: "block.applied", data: { height } });
+            }
+            const told = () => running!.kernelEvents.filter((event) => event.name.startsWith("webhooks."));
+            await eventually(async () => (told().length >= 600 ? true : undefined), { timeoutMs: 30_000 });
+
+            const data = told().map((event) => ({ name: event.name, ...(event.data as Record<string, unknown>) }));
+            const broadcasted = data.filter((event) => event.name === "webhooks.broadcasted");
+            const failed = data.filter((event) => event.name === "webhooks.failed");
+            expect(broadcasted).toHaveLength(300);
+            expect(failed.length).toBeGreaterThanOrEqual(300);
+            for (const event of broadcasted) {
+                expect(Object.keys(event)).toEqual([
+                    "name",
+                    "executionTime",
+                    "webhook",
+                    "deliveryId",
+                    "attempt",
+                    "status",
+                    "statusCode",
+                ]);
+                expect(event).toMatchObject({ status: "delivered", statusCode: 200, attempt: 1 });
+                expect(event.webhook).toEqual({
+                    id: delivered,
+                    event: "block.applied",
+                    target: answering.url,
+                    enabled: true,
+                    conditions: [],
+                    match: "any",
+                });
+            }
+            for (const event of failed) {
+                expect(event).toMatchObject({ statusCode: 500, error: "HTTP 500", webhook: { id: refused } });
+                expect(event.webhook).not.toHaveProperty("token");
+            }
+            expect(new Set(broadcasted.map((event) => event.deliveryId)).size).toBe(300);
+        });
+
         it("loses nothing when its thread is killed mid-run, and starts a new one", async () => {
             const events = 300;
             // Slow enough that the kill lands with deliveries under way and many still owed.

@@ -6,7 +6,7 @@ import { DELIVERIES_CHANNEL, PostgresDeliveries } from "../cluster/postgres-deli
 import { connectionConfig } from "../cluster/shared-database";
 import { OriginLoad, Webhook } from "../contracts";
 import { PluginOptions } from "../config/options";
-import { announceAttempt } from "../delivery/announcer";
+import { announcementOf, AttemptAnnouncement } from "../delivery/announcer";
 import { ClusterDispatcher } from "../delivery/cluster-dispatcher";
 import { DeliveryDispatcher, DeliveryReport } from "../delivery/dispatcher";
 import { JournalExpander } from "../delivery/journal-expander";
@@ -25,12 +25,12 @@ import { StoragePart } from "../store/storage-health";
 import { WebhookStore } from "../store/webhook-store";
 import { ThrottledLog } from "../logging/throttled-log";
 import { EngineMetrics } from "./engine-metrics";
-import { KernelAnnouncement, LogLevel } from "./messages";
+import { LogLevel } from "./messages";
 
 /** What the engine needs of the node's thread, wherever the engine runs. */
 export interface EngineHost {
     /** A kernel event to dispatch on the node's thread. */
-    announce(event: KernelAnnouncement): void;
+    announce(announcement: AttemptAnnouncement): void;
     /** Disables a webhook through the register (the node's thread owns it); true when this call changed it. */
     disable(webhookId: string, reason: string): Promise<boolean>;
     storageFailed(part: StoragePart, error: unknown): void;
@@ -249,6 +249,6 @@ export class DeliveryEngine {
 
     private reported(report: DeliveryReport): void {
         this.metrics.attempted(report.decision.status, report.durationMs);
-        announceAttempt(report, (name, data) => this.host.announce({ name, data }));
+        this.host.announce(announcementOf(report));
     }
 }

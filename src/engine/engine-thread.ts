@@ -1,7 +1,9 @@
 import { parentPort, workerData } from "worker_threads";
 
+import { publicWebhook, Webhook } from "../contracts";
+import { AttemptAnnouncement, PublicWebhook } from "../delivery/announcer";
 import { DeliveryEngine, EngineHost } from "./delivery-engine";
-import { EngineWorkerData, FromEngine, KernelAnnouncement, StorageErrorShape, ToEngine } from "./messages";
+import { EngineWorkerData, FromEngine, StorageErrorShape, ToEngine } from "./messages";
 
 // The delivery engine's thread: its own event loop, heap and SQLite connection, so that nothing it
 // does (conditions, fan-out, signing, HTTP, outcomes) runs on the node's loop.
@@ -22,20 +24,32 @@ const shapeOf = (error: unknown): StorageErrorShape => {
 // Announcements of one turn cross in one message: one message a turn, not one an attempt; and at
 // most this many in one, so that taking a message never holds the node's loop for long.
 const ANNOUNCEMENTS_PER_MESSAGE = 128;
-let announcements: KernelAnnouncement[] = [];
+let announcements: AttemptAnnouncement[] = [];
+/** Each webhook crosses once a message, however many of its attempts the message tells of. */
 const flushAnnouncements = (): void => {
-    if (announcements.length > 0) {
-        say({ kind: "announce", events: announcements });
-        announcements = [];
+    if (announcements.length === 0) {
+        return;
     }
+    const webhooks: PublicWebhook[] = [];
+    const indexOf = new Map<Webhook, number>();
+    const events = announcements.map(({ name, webhook, facts }) => {
+        let index = indexOf.get(webhook);
+        if (index === undefined) {
+            index = webhooks.push(publicWebhook(webhook)) - 1;
+            indexOf.set(webhook, index);
+        }
+        return { name, webhook: index, facts };
+    });
+    announcements = [];
+    say({ kind: "announce", webhooks, events });
 };
 
 let lastRequest = 0;
 const disables = new Map<number, (changed: boolean) => void>();
 
 const host: EngineHost = {
-    announce: (event) => {
-        const count = announcements.push(event);
+    announce: (announcement) => {
+        const count = announcements.push(announcement);
         if (count === 1) {
             setImmediate(flushAnnouncements);
         } else if (count >= ANNOUNCEMENTS_PER_MESSAGE) {

@@ -1,4 +1,5 @@
-import { OriginLoad, Webhook } from "../contracts";
+import { OriginLoad, publicWebhook, Webhook } from "../contracts";
+import { kernelEventData } from "../delivery/announcer";
 import { DeliveryEngine, EngineSetup } from "./delivery-engine";
 import { EngineCallbacks, EngineHandle } from "./engine-handle";
 
@@ -22,7 +23,8 @@ export class InlineEngine implements EngineHandle {
     public async start(): Promise<void> {
         const { callbacks } = this;
         const engine = new DeliveryEngine(this.setup, {
-            announce: ({ name, data }) => callbacks.dispatchEvent(name, data),
+            announce: ({ name, webhook, facts }) =>
+                callbacks.dispatchEvent(name, kernelEventData(facts, publicWebhook(webhook))),
             disable: (webhookId, reason) => callbacks.disableWebhook(webhookId, reason),
             storageFailed: (part, error) => callbacks.health.failed(part, error),
             storageSucceeded: (part) => callbacks.health.succeeded(part),

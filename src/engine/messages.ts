@@ -1,6 +1,7 @@
 /** What the node's thread and the delivery engine's thread say to each other; both sides import these types. */
 import { OriginLoad, Webhook } from "../contracts";
 import { PluginOptions } from "../config/options";
+import { AttemptFacts, PublicWebhook } from "../delivery/announcer";
 import { StoragePart } from "../store/storage-health";
 
 /** Given to the engine's thread when it starts: everything it needs is cloneable. */
@@ -34,13 +35,20 @@ export interface KernelAnnouncement {
     data: unknown;
 }
 
+/** An attempt's announcement as it crosses: its webhook is an index into the message's `webhooks`. */
+export interface CrossingAnnouncement {
+    name: string;
+    webhook: number;
+    facts: AttemptFacts;
+}
+
 export type LogLevel = "info" | "warning" | "error";
 
 /** From the engine to the node's thread. */
 export type FromEngine =
     | { kind: "ready" }
     /** Kernel events to dispatch (`webhooks.broadcasted` / `webhooks.failed`), in order. */
-    | { kind: "announce"; events: KernelAnnouncement[] }
+    | { kind: "announce"; webhooks: PublicWebhook[]; events: CrossingAnnouncement[] }
     | { kind: "disable"; requestId: number; webhookId: string; reason: string }
     | { kind: "storage-failed"; part: StoragePart; error: StorageErrorShape }
     | { kind: "storage-succeeded"; part: StoragePart }

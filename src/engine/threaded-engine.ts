@@ -1,6 +1,7 @@
 import { Worker } from "worker_threads";
 
 import { OriginLoad, Webhook } from "../contracts";
+import { kernelEventData } from "../delivery/announcer";
 import { spawnWorker } from "../worker/spawn";
 import { AnnouncementQueue } from "./announcement-queue";
 import { EngineCallbacks, EngineHandle } from "./engine-handle";
@@ -180,7 +181,12 @@ export class ThreadedEngine implements EngineHandle {
         const { callbacks } = this;
         switch (message.kind) {
             case "announce":
-                return this.announcements.push(message.events);
+                return this.announcements.push(
+                    message.events.map(({ name, webhook, facts }) => ({
+                        name,
+                        data: kernelEventData(facts, message.webhooks[webhook]),
+                    })),
+                );
             case "disable":
                 // The attempts that led to it are announced first, as they happened.
                 this.announcements.flush();
