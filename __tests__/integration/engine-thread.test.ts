@@ -81,7 +81,9 @@ describe("the delivery engine", () => {
             const told = () => running!.kernelEvents.filter((event) => event.name.startsWith("webhooks."));
             await eventually(async () => (told().length >= 600 ? true : undefined), { timeoutMs: 30_000 });
 
-            const data = told().map((event) => ({ name: event.name, ...(event.data as Record<string, unknown>) }));
+            const data = told().map(
+                (event): Record<string, unknown> => ({ name: event.name, ...(event.data as Record<string, unknown>) }),
+            );
             const broadcasted = data.filter((event) => event.name === "webhooks.broadcasted");
             const failed = data.filter((event) => event.name === "webhooks.failed");
             expect(broadcasted).toHaveLength(300);

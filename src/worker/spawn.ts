@@ -2,18 +2,8 @@ import { existsSync } from "fs";
 import { join } from "path";
 import { Worker, WorkerOptions } from "worker_threads";
 
-/**
- * Code that runs first in a thread of lower priority, then loads its script. On Linux each thread
- * has a nice value of its own and setpriority(0) sets the calling thread's, so this lowers the
- * plugin's thread and never the node's; elsewhere it would lower the whole process, so it is not
- * done. Raising a nice value needs no privilege; the most Linux allows is 19.
- */
-const lowerPriorityThenLoad = (script: string, niceness: number): string =>
-    [
-        `const os = require("os");`,
-        `try { os.setPriority(0, Math.min(19, os.getPriority(0) + ${niceness})); } catch {}`,
-        `require(${JSON.stringify(script)});`,
-    ].join("\n");
+// The thread script that lowers its thread's priority, then loads the thread's own (lowered-thread.ts).
+const LOWERED = "lowered-thread";
 
 /**
  * Starts a thread running a script of `folder` (by default this one's): the compiled JavaScript
@@ -21,15 +11,21 @@ const lowerPriorityThenLoad = (script: string, niceness: number): string =>
  * benchmarks). With `niceness`, the thread runs that many steps of `nice` below the thread that
  * starts it: when the machine is busy, the node's event loop gets the CPU first.
  */
-export const spawnWorker = (name: string, workerData: unknown, folder: string = __dirname, niceness = 0): Worker => {
+/** A thread script of `folder`: its compiled JavaScript where it exists, else its TypeScript through ts-node. */
+const threadScript = (folder: string, name: string): { path: string; execArgv?: string[] } => {
     const compiled = join(folder, `${name}.js`);
-    const script = existsSync(compiled) ? compiled : join(folder, `${name}.ts`);
-    const options: WorkerOptions = {
-        workerData,
-        ...(script === compiled ? {} : { execArgv: ["--require", "ts-node/register/transpile-only"] }),
-    };
+    return existsSync(compiled)
+        ? { path: compiled }
+        : { path: join(folder, `${name}.ts`), execArgv: ["--require", "ts-node/register/transpile-only"] };
+};
+
+export const spawnWorker = (name: string, workerData: unknown, folder: string = __dirname, niceness = 0): Worker => {
+    const script = threadScript(folder, name);
+    const execArgv = script.execArgv ?? threadScript(__dirname, LOWERED).execArgv;
+    const options: WorkerOptions = { workerData, ...(execArgv ? { execArgv } : {}) };
+    // Elsewhere than on Linux, setpriority(0) would lower the whole process, the node's thread with it.
     if (niceness > 0 && process.platform === "linux") {
-        return new Worker(lowerPriorityThenLoad(script, niceness), { ...options, eval: true });
+        return new Worker(threadScript(__dirname, LOWERED).path, { ...options, argv: [script.path, String(niceness)] });
     }
-    return new Worker(script, options);
+    return new Worker(script.path, { workerData, ...(script.execArgv ? { execArgv: script.execArgv } : {}) });
 };
