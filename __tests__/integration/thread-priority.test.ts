@@ -4,6 +4,7 @@ import { join } from "path";
 
 import { spawnWorker } from "../../src/worker/spawn";
 import { startPlugin } from "../support/plugin-harness";
+import { createWalletState } from "../support/wallet-state";
 
 /** The nice value each thread reports for itself. */
 const priorityOfThread = (niceness: number): Promise<number> =>
@@ -59,6 +60,24 @@ describe("the plugin's threads yield the CPU to the node's", () => {
             }
         } finally {
             await running.stop();
+        }
+    });
+
+    it("runs the wallet lists' thread at threads.niceness below the node's", async () => {
+        const state = createWalletState(200, 5, 5);
+        try {
+            const before = otherThreadsNiceness().filter((nice) => nice === lowered(base, 5)).length;
+            const page = await state.catalogue.page({ offset: 0, limit: 10 }, [
+                { property: "balance", direction: "desc" },
+            ]);
+            expect(page.totalCount).toBe(200);
+            expect(getPriority(0)).toBe(base);
+            if (existsSync("/proc/self/task")) {
+                const after = otherThreadsNiceness().filter((nice) => nice === lowered(base, 5)).length;
+                expect(after).toBeGreaterThan(before);
+            }
+        } finally {
+            await state.catalogue.dispose();
         }
     });
 });

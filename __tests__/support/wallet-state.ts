@@ -57,7 +57,7 @@ export interface WalletState {
  * A real core-state WalletRepository (indexers, factory, event dispatcher) in a core-kernel
  * application, filled with synthetic wallets: the state core-api and this plugin both read.
  */
-export const createWalletState = (walletCount: number, seed = 1): WalletState => {
+export const createWalletState = (walletCount: number, seed = 1, threadNiceness = 0): WalletState => {
     Managers.configManager.setFromPreset("testnet");
     const app = new Application(new Container.Container());
     app.bind(Container.Identifiers.EventDispatcherService).to(Services.Events.MemoryEventDispatcher).inSingletonScope();
@@ -95,7 +95,7 @@ export const createWalletState = (walletCount: number, seed = 1): WalletState =>
     fillRepository(repository, walletCount, seed);
 
     // The plugin's own wiring: core-api's controller, the catalogue and its invalidation by wallet events.
-    const services = createWalletServices(app);
+    const services = createWalletServices(app, threadNiceness);
     if (!services) {
         throw new Error("the wallet services need core-api's configuration, which this fixture binds");
     }

@@ -5,12 +5,6 @@ import { Worker, WorkerOptions } from "worker_threads";
 // The thread script that lowers its thread's priority, then loads the thread's own (lowered-thread.ts).
 const LOWERED = "lowered-thread";
 
-/**
- * Starts a thread running a script of `folder` (by default this one's): the compiled JavaScript
- * where it exists (the published package), else the TypeScript source through ts-node (tests,
- * benchmarks). With `niceness`, the thread runs that many steps of `nice` below the thread that
- * starts it: when the machine is busy, the node's event loop gets the CPU first.
- */
 /** A thread script of `folder`: its compiled JavaScript where it exists, else its TypeScript through ts-node. */
 const threadScript = (folder: string, name: string): { path: string; execArgv?: string[] } => {
     const compiled = join(folder, `${name}.js`);
@@ -19,13 +13,24 @@ const threadScript = (folder: string, name: string): { path: string; execArgv?: 
         : { path: join(folder, `${name}.ts`), execArgv: ["--require", "ts-node/register/transpile-only"] };
 };
 
+/**
+ * Starts a thread running a script of `folder` (by default this one's): the compiled JavaScript
+ * where it exists (the published package), else the TypeScript source through ts-node (tests,
+ * benchmarks). With `niceness`, the thread runs that many steps of `nice` below the thread that
+ * starts it: when the machine is busy, the node's event loop gets the CPU first.
+ */
 export const spawnWorker = (name: string, workerData: unknown, folder: string = __dirname, niceness = 0): Worker => {
     const script = threadScript(folder, name);
-    const execArgv = script.execArgv ?? threadScript(__dirname, LOWERED).execArgv;
-    const options: WorkerOptions = { workerData, ...(execArgv ? { execArgv } : {}) };
+    const options: WorkerOptions = { workerData, ...(script.execArgv ? { execArgv: script.execArgv } : {}) };
     // Elsewhere than on Linux, setpriority(0) would lower the whole process, the node's thread with it.
     if (niceness > 0 && process.platform === "linux") {
-        return new Worker(threadScript(__dirname, LOWERED).path, { ...options, argv: [script.path, String(niceness)] });
+        const lowered = threadScript(__dirname, LOWERED);
+        const execArgv = script.execArgv ?? lowered.execArgv;
+        return new Worker(lowered.path, {
+            workerData,
+            ...(execArgv ? { execArgv } : {}),
+            argv: [script.path, String(niceness)],
+        });
     }
-    return new Worker(script.path, { workerData, ...(script.execArgv ? { execArgv: script.execArgv } : {}) });
+    return new Worker(script.path, options);
 };
