@@ -11,7 +11,7 @@ loadCompiledPlugin();
 
 import { Container, Services } from "@arkecosystem/core-kernel";
 import { randomUUID } from "crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 import { monitorEventLoopDelay, performance } from "perf_hooks";
@@ -137,6 +137,12 @@ const threadTicks = (): Map<string, number> => {
     return ticks;
 };
 
+/** Bytes of the SQLite files (database and its log) under the host's folder. */
+const databaseBytes = (dir: string): number =>
+    readdirSync(dir, { recursive: true, encoding: "utf8" })
+        .filter((name) => /\.sqlite(-wal)?$/.test(name))
+        .reduce((total, name) => total + statSync(join(dir, name)).size, 0);
+
 const main = async (): Promise<void> => {
     const dir = mkdtempSync(join(tmpdir(), "cww-bench-cost-"));
     send({ kind: "ready" });
@@ -178,6 +184,9 @@ const main = async (): Promise<void> => {
             .sort((a, b) => b[1] - a[1])
             .map(([name, ms]) => `${name} ${ms} ms`);
         console.error(`threads of the ${process.argv[2]} host: ${spent.join(", ")}`);
+    }
+    if (which === "ours") {
+        console.error(`the ours host's SQLite file and log after the run: ${(databaseBytes(dir) / 1e6).toFixed(1)} MB`);
     }
     send({
         kind: "figures",

@@ -95,6 +95,92 @@ describe("the listener's journal", () => {
     });
 });
 
+describe("the bodies of deliveries", () => {
+    let dir: string;
+    let store: StoreConnections;
+
+    const bodyRows = (): Array<{ refs: number }> =>
+        store.outbox.prepare<[], { refs: number }>("SELECT refs FROM delivery_bodies ORDER BY seq").all();
+    const inlineBodies = (): number =>
+        store.outbox
+            .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM deliveries WHERE body_seq IS NULL AND body <> ''")
+            .get()?.n ?? 0;
+    const finish = (outbox: DeliveryStore, deliveryId: string, at: number): void =>
+        outbox.recordAll([
+            {
+                attempt: {
+                    deliveryId,
+                    number: 1,
+                    startedAt: at,
+                    durationMs: 0,
+                    statusCode: 200,
+                    error: null,
+                    responseExcerpt: "ok",
+                },
+                status: "delivered",
+                nextAttemptAt: null,
+            },
+        ]);
+
+    beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), "cww-bodies-"));
+        store = openStore(join(dir, "webhooks.sqlite"));
+    });
+
+    afterEach(() => {
+        store.close();
+        rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("keeps an event's body once for all the webhooks it is owed to, and each delivery reads it", () => {
+        const outbox = new DeliveryStore(store.outbox);
+        const hooks = [addWebhookRow(store), addWebhookRow(store), addWebhookRow(store)];
+        const ids = journalEvent(store, hooks, 7);
+        const [single] = journalEvent(store, [hooks[0]], 8);
+        expand(store);
+
+        expect(bodyRows()).toEqual([{ refs: 3 }]);
+        expect(inlineBodies()).toBe(1); // an event owed once keeps its body in its row
+        hooks.forEach((hook, index) => {
+            const [due] = outbox.dueOf(hook, 10, 1);
+            expect(due.id).toBe(ids[index]);
+            expect(JSON.parse(due.body).data.height).toBe(7);
+            expect(JSON.parse(load(outbox, hook, ids[index])?.body ?? "{}").data.height).toBe(7);
+        });
+        expect(JSON.parse(load(outbox, hooks[0], single)?.body ?? "{}").data.height).toBe(8);
+        const page = outbox.page(hooks[1], 0, 10);
+        expect(page.deliveries.map((delivery) => JSON.parse(delivery.body).data.height)).toEqual([7]);
+        expect(outbox.oldestPending(10).map((delivery) => JSON.parse(delivery.body).data.height)).toEqual([7, 7, 7, 8]);
+    });
+
+    it("lets the body go with the last delivery that refers to it: purged, moved away or its webhook deleted", () => {
+        const outbox = new DeliveryStore(store.outbox);
+        const hooks = [addWebhookRow(store), addWebhookRow(store), addWebhookRow(store)];
+        const ids = journalEvent(store, hooks, 1);
+        expand(store);
+
+        finish(outbox, ids[0], 1_000);
+        expect(outbox.purgeFinishedBefore(2_000)).toBe(1);
+        expect(bodyRows()).toEqual([{ refs: 2 }]);
+        expect(JSON.parse(load(outbox, hooks[1], ids[1])?.body ?? "{}").data.height).toBe(1);
+
+        outbox.remove([ids[1]]);
+        expect(bodyRows()).toEqual([{ refs: 1 }]);
+
+        store.register.prepare("DELETE FROM webhooks WHERE id = ?").run(hooks[2]);
+        expect(bodyRows()).toEqual([]);
+        expect(store.outbox.prepare("SELECT COUNT(*) AS n FROM deliveries").get()).toEqual({ n: 0 });
+    });
+
+    it("writes no body for an event whose webhooks were all deleted before it was expanded", () => {
+        const hooks = [addWebhookRow(store), addWebhookRow(store)];
+        journalEvent(store, hooks, 1);
+        hooks.forEach((hook) => store.register.prepare("DELETE FROM webhooks WHERE id = ?").run(hook));
+        expand(store);
+        expect(bodyRows()).toEqual([]);
+    });
+});
+
 describe("retention", () => {
     it("deletes finished deliveries older than the cut-off with their attempts, and keeps pending ones", () => {
         const dir = mkdtempSync(join(tmpdir(), "cww-retention-"));

@@ -24,7 +24,10 @@ interface AttemptRow {
     response_excerpt: string | null;
 }
 
-const COLUMNS = "id, webhook_id, event, body, status, attempts, next_attempt_at, reason, created_at, updated_at";
+// A delivery's body is in its row, or shared with the other deliveries of its event (body_seq).
+const COLUMNS = `d.id, d.webhook_id, d.event, COALESCE(b.body, d.body) AS body, d.status, d.attempts,
+    d.next_attempt_at, d.reason, d.created_at, d.updated_at`;
+const FROM = "deliveries d LEFT JOIN delivery_bodies b ON b.seq = d.body_seq";
 
 const rowToDelivery = (row: DeliveryRow): Delivery => ({
     id: row.id,
@@ -84,9 +87,9 @@ export class DeliveryStore {
                 "SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE webhook_id = ? AND status = 'pending'",
             ),
             dueOf: db.prepare<[string, number, number], DeliveryRow>(
-                `SELECT ${COLUMNS} FROM deliveries
-                 WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
-                 ORDER BY next_attempt_at, seq LIMIT ?`,
+                `SELECT ${COLUMNS} FROM ${FROM}
+                 WHERE d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
+                 ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
             ),
             nextDueOfAfter: db.prepare<[string, number], { next: number | null }>(
                 `SELECT MIN(next_attempt_at) AS next FROM deliveries
@@ -96,10 +99,10 @@ export class DeliveryStore {
                 "SELECT MIN(next_attempt_at) AS next FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
             ),
             find: db.prepare<[string, string], DeliveryRow>(
-                `SELECT ${COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`,
+                `SELECT ${COLUMNS} FROM ${FROM} WHERE d.id = ? AND d.webhook_id = ?`,
             ),
             page: db.prepare<[string, number, number], DeliveryRow>(
-                `SELECT ${COLUMNS} FROM deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`,
+                `SELECT ${COLUMNS} FROM ${FROM} WHERE d.webhook_id = ? ORDER BY d.seq DESC LIMIT ? OFFSET ?`,
             ),
             count: db.prepare<[string], { total: number }>(
                 "SELECT COUNT(*) AS total FROM deliveries WHERE webhook_id = ?",
@@ -129,9 +132,9 @@ export class DeliveryStore {
             ),
             purge: db.prepare<[number]>("DELETE FROM deliveries WHERE status <> 'pending' AND updated_at < ?"),
             oldestPending: db.prepare<[string, number], DeliveryRow>(
-                `SELECT ${COLUMNS} FROM deliveries
-                 WHERE status = 'pending' AND webhook_id NOT IN (SELECT value FROM json_each(?))
-                 ORDER BY next_attempt_at, seq LIMIT ?`,
+                `SELECT ${COLUMNS} FROM ${FROM}
+                 WHERE d.status = 'pending' AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+                 ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
             ),
             remove: db.prepare<[string]>("DELETE FROM deliveries WHERE id = ?"),
             pendingCount: db.prepare<[], { total: number }>(

@@ -64,22 +64,44 @@ const rowToEntry = (row: JournalRow): JournalEntry => ({
 /**
  * Writes journal entries' delivery rows, pending and due at their event's time, within the caller's
  * transaction; returns the deliveries written. A webhook deleted since its event was journaled owes
- * nothing.
+ * nothing. An event owed to several webhooks writes its body once, in delivery_bodies, which its
+ * deliveries refer to; an event owed once keeps its body in its delivery's row.
  */
 export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly ExpandedEntry[]) => OwedDelivery[]) => {
-    const insert = db.prepare<[string, string, string, string, number, number, number, string]>(
+    const insert = db.prepare<[string, string, string, string, number | null, number, number, number, string]>(
         // OR IGNORE: an id already there is that very delivery (with the shared register, a chain
         // event seen twice, as a block applied again after a revert, owes the same delivery again).
-        `INSERT OR IGNORE INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
-         SELECT ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
+        `INSERT OR IGNORE INTO deliveries (id, webhook_id, event, body, body_seq, status, attempts, next_attempt_at, created_at, updated_at)
+         SELECT ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
     );
+    const insertBody = db.prepare<[string]>("INSERT INTO delivery_bodies (body, refs) VALUES (?, 0)");
+    const countReferences = db.prepare<[number, number]>("UPDATE delivery_bodies SET refs = ? WHERE seq = ?");
+    const dropBody = db.prepare<[number]>("DELETE FROM delivery_bodies WHERE seq = ?");
     return (entries) => {
         const written: OwedDelivery[] = [];
         for (const { event, body, createdAt: at, deliveries } of entries) {
-            for (const owed of deliveries) {
-                if (insert.run(owed.id, owed.webhookId, event, body, at, at, at, owed.webhookId).changes > 0) {
-                    written.push(owed);
+            if (deliveries.length < 2) {
+                for (const owed of deliveries) {
+                    if (
+                        insert.run(owed.id, owed.webhookId, event, body, null, at, at, at, owed.webhookId).changes > 0
+                    ) {
+                        written.push(owed);
+                    }
                 }
+                continue;
+            }
+            const bodySeq = Number(insertBody.run(body).lastInsertRowid);
+            let references = 0;
+            for (const owed of deliveries) {
+                if (insert.run(owed.id, owed.webhookId, event, "", bodySeq, at, at, at, owed.webhookId).changes > 0) {
+                    written.push(owed);
+                    references++;
+                }
+            }
+            if (references > 0) {
+                countReferences.run(references, bodySeq);
+            } else {
+                dropBody.run(bodySeq);
             }
         }
         return written;

@@ -79,4 +79,20 @@ export const MIGRATIONS: readonly string[] = [
     );
     INSERT INTO journal_cursor (id, segment, offset) VALUES (1, 0, 0);
     `,
+    // An event owed to several webhooks keeps its body once (body_seq), not once a delivery; the
+    // body goes with the last delivery that refers to it, whatever deletes it (a purge, a webhook
+    // deleted, a delivery moved to the shared outbox). Deliveries with body_seq NULL keep their own.
+    `
+    CREATE TABLE delivery_bodies (
+        seq INTEGER PRIMARY KEY,
+        body TEXT NOT NULL,
+        refs INTEGER NOT NULL
+    );
+    ALTER TABLE deliveries ADD COLUMN body_seq INTEGER;
+    CREATE TRIGGER deliveries_release_body AFTER DELETE ON deliveries WHEN OLD.body_seq IS NOT NULL
+    BEGIN
+        UPDATE delivery_bodies SET refs = refs - 1 WHERE seq = OLD.body_seq;
+        DELETE FROM delivery_bodies WHERE seq = OLD.body_seq AND refs <= 0;
+    END;
+    `,
 ];
