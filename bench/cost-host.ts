@@ -75,6 +75,12 @@ type Dispatch = (name: string, data: unknown) => Promise<void>;
 
 /** Boots the plugin with its webhooks in a kernel event dispatcher; returns how to dispatch and stop. */
 const boot = async (plan: CostPlan, dir: string): Promise<{ dispatch: Dispatch; stop: () => Promise<void> }> => {
+    if (which === "floor") {
+        // A listener that does nothing: the dispatcher calls one, as it calls a plugin's.
+        const events = new Services.Events.MemoryEventDispatcher();
+        events.listen("*", { handle: () => undefined });
+        return { dispatch: (name, data) => events.dispatch(name, data), stop: async () => undefined };
+    }
     if (which === "ark") {
         const seed = Array.from({ length: plan.webhooks }, () => ({
             id: randomUUID(),

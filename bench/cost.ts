@@ -46,7 +46,7 @@ const countingReceiver = async () => {
 };
 
 /** One plugin in a host process of its own (bench/cost-host.ts), fed the plan's blocks. */
-const runHost = async (which: "ours" | "ark"): Promise<HostRun> => {
+const runHost = async (which: "ours" | "ark" | "floor"): Promise<HostRun> => {
     const receiver = await countingReceiver();
     const child = fork(join(__dirname, "cost-host.ts"), [which, receiver.url], {
         execArgv: [
@@ -73,7 +73,8 @@ const runHost = async (which: "ours" | "ark"): Promise<HostRun> => {
         await heard("ready");
         say({ kind: "run", plan: PLAN });
         await heard("dispatched");
-        while (receiver.count < DELIVERIES && receiver.idleMs < IDLE_LIMIT_MS) {
+        // The floor host sends nothing: its figures are the dispatching alone.
+        while (which !== "floor" && receiver.count < DELIVERIES && receiver.idleMs < IDLE_LIMIT_MS) {
             await new Promise((resolve) => setTimeout(resolve, 50));
         }
         const figures = heard("figures");
@@ -100,6 +101,7 @@ const perDelivery = (ms: number, delivered: number): string => (delivered > 0 ? 
 export const benchCost = async (): Promise<string[]> => {
     const ark = await runHost("ark");
     const ours = await runHost("ours");
+    const floor = await runHost("floor");
     const row = (name: string, { figures, delivered }: HostRun): string =>
         formatRow([
             name,
@@ -109,7 +111,8 @@ export const benchCost = async (): Promise<string[]> => {
             figures.delayP99Ms.toFixed(1),
             figures.delayMaxMs.toFixed(1),
         ]);
-    const ratio = (ours.figures.busyMs / ours.delivered / (ark.figures.busyMs / ark.delivered)).toFixed(3);
+    const ratio = (of: keyof CostFigures): string =>
+        (ours.figures[of] / ours.delivered / (ark.figures[of] / ark.delivered)).toFixed(3);
     return [
         `Cost to the node: ${PLAN.webhooks} webhooks on transaction.applied, ${PLAN.blocks} blocks of ${PLAN.eventsPerBlock} events one a second (${DELIVERIES.toLocaleString("en")} deliveries), each plugin in a host process of its own with a kernel event dispatcher, the receiver in another process answering 200 at once`,
         "",
@@ -117,7 +120,15 @@ export const benchCost = async (): Promise<string[]> => {
         "|---|---|---|---|---|---|",
         row("ARK core-webhooks", ark),
         row("ours", ours),
+        formatRow([
+            "floor: the same dispatches, no plugin",
+            "–",
+            "–",
+            "–",
+            floor.figures.delayP99Ms.toFixed(1),
+            floor.figures.delayMaxMs.toFixed(1),
+        ]),
         "",
-        `Main-thread busy time per delivery, ours ÷ ARK's: ${ratio}`,
+        `Ours ÷ ARK's, per delivery: main-thread busy time ${ratio("busyMs")}, whole-process CPU ${ratio("cpuMs")}. The floor row is the host's own event-loop delay (its block loop and collections) with the same dispatches and no listener.`,
     ];
 };
