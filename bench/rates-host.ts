@@ -10,7 +10,7 @@ import "reflect-metadata";
 import { loadCompiledPlugin } from "./compiled-plugin";
 loadCompiledPlugin();
 
-import { Container, Services } from "@arkecosystem/core-kernel";
+import { Container, Contracts, Services } from "@arkecosystem/core-kernel";
 import { randomUUID } from "crypto";
 import { mkdtempSync, rmSync } from "fs";
 import { Agent, request } from "http";
@@ -20,6 +20,7 @@ import { performance } from "perf_hooks";
 
 import { freePort } from "../__tests__/support/ports";
 import { startPlugin } from "../__tests__/support/plugin-harness";
+import { heardBesides } from "../src/events/kernel-listeners";
 import { startArkWebhooks } from "./ark-webhooks";
 
 export type Plugin = "ours" | "ark" | "ceiling";
@@ -96,13 +97,20 @@ const boot = async (dir: string): Promise<{ dispatch: Dispatch; stop: () => Prom
         return { dispatch: (name, data) => void events.dispatch(name, data), stop: () => ark.stop() };
     }
     const events = kernelDispatcher();
+    // As in a node: announcements go to the kernel when a listener besides the plugin's hears them.
+    const own: { listener?: Contracts.Kernel.EventListener } = {};
     const running = await startPlugin(
         { server: { whitelist: ["127.0.0.1"] } },
-        { dir, dispatchEvent: (name, data) => void events.dispatch(name, data) },
+        {
+            dir,
+            dispatchEvent: (name, data) => void events.dispatch(name, data),
+            isHeard: heardBesides(events, () => own.listener),
+        },
     );
     for (const target of targets) {
         await running.plugin.register.create({ event: EVENT, target, enabled: true, conditions: [], match: "any" });
     }
+    own.listener = running.plugin.listener;
     const unlisten = events.listen("*", running.plugin.listener);
     return {
         dispatch: (name, data) => void events.dispatch(name, data),

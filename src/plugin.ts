@@ -61,6 +61,11 @@ export interface PluginEnvironment {
     logger: PluginLogger;
     /** Announces `webhooks.broadcasted` / `webhooks.failed` to the kernel. */
     dispatchEvent: (name: string, data: unknown) => void;
+    /**
+     * Whether a kernel listener besides the plugin's own hears events of this name: announcements
+     * nobody would hear are not dispatched. Absent, every announcement is.
+     */
+    isHeard?: (name: string) => boolean;
     /** ARK's core-webhooks register, imported once when present. */
     arkWebhooksFile?: string;
     /**
@@ -312,6 +317,7 @@ export class WebhookPlugin {
         const { logger, name } = environment;
         const callbacks: EngineCallbacks = {
             dispatchEvent: environment.dispatchEvent,
+            isHeard: environment.isHeard,
             disableWebhook: async (id, reason) => {
                 const changed = await this.register.setEnabled(id, false);
                 if (changed) {

@@ -3,6 +3,7 @@ import { join } from "path";
 
 import { parseOptions } from "./config/options";
 import { configSchema } from "./config/schema";
+import { heardBesides } from "./events/kernel-listeners";
 import { Identifiers } from "./identifiers";
 import { WebhookPlugin } from "./plugin";
 import { createWalletServices, WalletServices } from "./wallets/wallet-services";
@@ -26,6 +27,7 @@ export class ServiceProvider extends Providers.ServiceProvider {
             version: this.version() ?? "0.0.0",
             logger,
             dispatchEvent: (name, data) => void events.dispatch(name, data),
+            isHeard: heardBesides(events, () => this.plugin?.listener),
             arkWebhooksFile: this.app.cachePath("webhooks.json"),
         });
         this.app.bind(Identifiers.WebhookRegister).toConstantValue(this.plugin.register);

@@ -115,6 +115,35 @@ describe("the delivery engine", () => {
             expect(new Set(broadcasted.map((event) => event.deliveryId)).size).toBe(300);
         });
 
+        it("dispatches no announcement of a name no kernel listener hears, and asks once a message, not once an attempt", async () => {
+            const answering = await new Receiver().start();
+            const failing = await new Receiver((_request, _index, response) => response.writeHead(500).end()).start();
+            receivers.push(answering, failing);
+            const asked: string[] = [];
+            running = await startPlugin(
+                {},
+                {
+                    isHeard: (name) => {
+                        asked.push(name);
+                        return name === "webhooks.failed";
+                    },
+                },
+            );
+            await createWebhook(running, answering.url);
+            await createWebhook(running, failing.url);
+
+            for (let height = 1; height <= 300; height++) {
+                running.plugin.listener.handle({ name: "block.applied", data: { height } });
+            }
+            await eventually(async () => (answering.requests.length >= 300 ? true : undefined), { timeoutMs: 30_000 });
+            const failed = () => running!.kernelEvents.filter((event) => event.name === "webhooks.failed");
+            await eventually(async () => (failed().length >= 300 ? true : undefined), { timeoutMs: 30_000 });
+
+            expect(running.kernelEvents.filter((event) => event.name === "webhooks.broadcasted")).toEqual([]);
+            expect(asked).toContain("webhooks.broadcasted");
+            expect(asked.length).toBeLessThan(300);
+        });
+
         it("loses nothing when its thread is killed mid-run, and starts a new one", async () => {
             const events = 300;
             // Slow enough that the kill lands with deliveries under way and many still owed.

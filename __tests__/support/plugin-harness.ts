@@ -43,6 +43,8 @@ export interface HarnessOptions {
     engine?: "thread" | "inline";
     /** Where the plugin's kernel events go besides `kernelEvents` (a host's event dispatcher). */
     dispatchEvent?: (name: string, data: unknown) => void;
+    /** Whether a kernel listener hears a name (absent: every announcement is dispatched). */
+    isHeard?: (name: string) => boolean;
 }
 
 /** The plugin as the node runs it, on a real SQLite file and a real port of 127.0.0.1. */
@@ -64,6 +66,7 @@ export const startPlugin = async (
             error: (message) => logs.push(`error: ${message}`),
         },
         dispatchEvent: harness.dispatchEvent ?? ((name, data) => kernelEvents.push({ name, data })),
+        isHeard: harness.isHeard,
         arkWebhooksFile: harness.arkWebhooksFile,
         resolve: harness.resolve,
         engine: harness.engine,

@@ -22,6 +22,8 @@ export interface EngineHandle {
 /** What the engine needs of the node's thread. */
 export interface EngineCallbacks {
     dispatchEvent: (name: string, data: unknown) => void;
+    /** Whether a kernel listener besides the plugin's own hears events of this name (absent: assume one does). */
+    isHeard?: (name: string) => boolean;
     disableWebhook: (webhookId: string, reason: string) => Promise<boolean>;
     health: Pick<StorageHealth, "failed" | "succeeded">;
     log: (level: LogLevel, message: string) => void;

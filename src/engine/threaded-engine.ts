@@ -5,7 +5,7 @@ import { kernelEventData } from "../delivery/announcer";
 import { spawnWorker } from "../worker/spawn";
 import { AnnouncementQueue } from "./announcement-queue";
 import { EngineCallbacks, EngineHandle } from "./engine-handle";
-import { EngineQuery, EngineWorkerData, FromEngine, ToEngine } from "./messages";
+import { EngineQuery, EngineWorkerData, FromEngine, KernelAnnouncement, ToEngine } from "./messages";
 
 // A thread that dies again and again is started again after a growing pause, never in a loop.
 const RESTART_DELAY_MS = 1_000;
@@ -20,6 +20,15 @@ interface PendingQuery {
     resolve: (message: Extract<FromEngine, { kind: "answer" }> | undefined) => void;
     timer: NodeJS.Timeout;
 }
+
+/** Whether a kernel listener hears `name`; when the kernel cannot tell, it is told anyway. */
+const askIsHeard = (isHeard: EngineCallbacks["isHeard"], name: string): boolean => {
+    try {
+        return isHeard?.(name) ?? true;
+    } catch {
+        return true;
+    }
+};
 
 /**
  * The delivery engine in a worker thread of its own. The node's thread only posts to it: wake-ups
@@ -177,16 +186,34 @@ export class ThreadedEngine implements EngineHandle {
         }, delay);
     }
 
+    /**
+     * A message's announcements that some kernel listener hears, as the kernel gets them. Nobody
+     * listening is the common case on a node: the kernel's dispatch (a pattern match over every
+     * listened name, and promises) would cost the node's thread for nothing. Asked once a message
+     * per name, not once an attempt.
+     */
+    private heardAnnouncements({ webhooks, events }: Extract<FromEngine, { kind: "announce" }>): KernelAnnouncement[] {
+        const { isHeard } = this.callbacks;
+        const heard = new Map<string, boolean>();
+        const announced: KernelAnnouncement[] = [];
+        for (const { name, webhook, facts } of events) {
+            let listened = heard.get(name);
+            if (listened === undefined) {
+                listened = askIsHeard(isHeard, name);
+                heard.set(name, listened);
+            }
+            if (listened) {
+                announced.push({ name, data: kernelEventData(facts, webhooks[webhook]) });
+            }
+        }
+        return announced;
+    }
+
     private receive(message: Exclude<FromEngine, { kind: "ready" }>): void {
         const { callbacks } = this;
         switch (message.kind) {
             case "announce":
-                return this.announcements.push(
-                    message.events.map(({ name, webhook, facts }) => ({
-                        name,
-                        data: kernelEventData(facts, message.webhooks[webhook]),
-                    })),
-                );
+                return this.announcements.push(this.heardAnnouncements(message));
             case "disable":
                 // The attempts that led to it are announced first, as they happened.
                 this.announcements.flush();
