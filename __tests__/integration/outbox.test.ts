@@ -4,11 +4,14 @@ import { mkdtempSync, rmSync, statSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 
+import BetterSqlite3 from "better-sqlite3";
+
 import { Checkpointer } from "../../src/store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections } from "../../src/store/database";
 import { JournalExpander } from "../../src/delivery/journal-expander";
 import { DeliveryStore } from "../../src/store/delivery-store";
 import { EventJournal } from "../../src/store/event-journal";
+import { MIGRATIONS } from "../../src/store/migrations";
 import { eventually } from "../support/http";
 import { addWebhookRow } from "../support/webhook-rows";
 
@@ -178,6 +181,53 @@ describe("the bodies of deliveries", () => {
         hooks.forEach((hook) => store.register.prepare("DELETE FROM webhooks WHERE id = ?").run(hook));
         expand(store);
         expect(bodyRows()).toEqual([]);
+    });
+});
+
+describe("a file written before bodies were shared", () => {
+    it("keeps reading the bodies its rows hold, and shares the bodies of events expanded after the upgrade", () => {
+        const dir = mkdtempSync(join(tmpdir(), "cww-upgrade-"));
+        const file = join(dir, "webhooks.sqlite");
+        try {
+            const older = new BetterSqlite3(file);
+            MIGRATIONS.slice(0, MIGRATIONS.length - 1).forEach((migration) => older.exec(migration));
+            older.pragma(`user_version = ${MIGRATIONS.length - 1}`);
+            const hooks = [randomUUID(), randomUUID()];
+            for (const hook of hooks) {
+                older
+                    .prepare(
+                        `INSERT INTO webhooks (id, event, target, enabled, conditions, match, token, created_at, updated_at)
+                         VALUES (?, 'block.applied', 'http://127.0.0.1:9/hook', 1, '[]', 'any', 'token', 0, 0)`,
+                    )
+                    .run(hook);
+            }
+            const oldDelivery = randomUUID();
+            older
+                .prepare(
+                    `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+                     VALUES (?, ?, 'block.applied', '{"old":true}', 'pending', 0, 1, 1, 1)`,
+                )
+                .run(oldDelivery, hooks[0]);
+            older.close();
+
+            const store = openStore(file);
+            try {
+                const outbox = new DeliveryStore(store.outbox);
+                expect(load(outbox, hooks[0], oldDelivery)?.body).toBe('{"old":true}');
+                const ids = journalEvent(store, hooks, 2);
+                expand(store);
+                expect(JSON.parse(load(outbox, hooks[1], ids[1])?.body ?? "{}").data.height).toBe(2);
+                expect(store.outbox.prepare("SELECT refs FROM delivery_bodies").all()).toEqual([{ refs: 2 }]);
+                expect(outbox.dueOf(hooks[0], 10, 10).map((delivery) => delivery.body)).toEqual([
+                    '{"old":true}',
+                    load(outbox, hooks[0], ids[0])?.body,
+                ]);
+            } finally {
+                store.close();
+            }
+        } finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
     });
 });
 

@@ -31,7 +31,7 @@ const ALLOWED: Record<string, readonly string[]> = {
         "wallets",
         "webhooks",
     ],
-    "service-provider": ["config", "identifiers", "plugin", "wallets"],
+    "service-provider": ["config", "events", "identifiers", "plugin", "wallets"],
     index: ["contracts", "defaults", "identifiers", "service-provider", "store", "webhooks"],
 };
 
