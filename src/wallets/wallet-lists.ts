@@ -88,6 +88,9 @@ export class WalletLists {
     private readonly sortings = new Map<string, Promise<SortedList>>();
     /** Versions of lists being sorted: the changes after them are kept until they are patched. */
     private readonly sortingFrom: number[] = [];
+    /** Page requests being answered, and the refresh waiting for them to end. */
+    private requestsUnderWay = 0;
+    private onRequestsDone: Array<() => void> = [];
 
     public constructor(private readonly criteria: CriteriaTester) {}
 
@@ -146,9 +149,18 @@ export class WalletLists {
         this.version++;
     }
 
-    /** Brings every list kept up to date, so that the requests after a block find them current. */
+    /**
+     * Brings every list kept up to date, so that the requests after a block find them current. It
+     * gives way to requests: between two lists it lets the thread take the questions waiting (the
+     * lists of a block took 9-10 ms in one go at 100,000 wallets, and the first request after the
+     * block waited for all of them), and it waits while a request brings its own list up to date.
+     */
     public async refresh(): Promise<void> {
         for (const list of [...this.orders.values(), ...this.filtered.values()]) {
+            await yieldToEventLoop();
+            while (this.requestsUnderWay > 0) {
+                await new Promise<void>((resume) => this.onRequestsDone.push(resume));
+            }
             try {
                 await this.bringUpToDate(list);
             } catch {
@@ -168,6 +180,23 @@ export class WalletLists {
     }
 
     public async page(
+        pagination: Contracts.Search.Pagination,
+        sorting: Contracts.Search.Sorting,
+        ...criterias: WalletCriteria[]
+    ): Promise<ListedPage> {
+        this.requestsUnderWay++;
+        try {
+            return await this.answerPage(pagination, sorting, ...criterias);
+        } finally {
+            if (--this.requestsUnderWay === 0) {
+                const waiting = this.onRequestsDone;
+                this.onRequestsDone = [];
+                waiting.forEach((resume) => resume());
+            }
+        }
+    }
+
+    private async answerPage(
         pagination: Contracts.Search.Pagination,
         sorting: Contracts.Search.Sorting,
         ...criterias: WalletCriteria[]
