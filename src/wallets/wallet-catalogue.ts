@@ -92,6 +92,8 @@ export class WalletCatalogue {
     /** The thread holds every wallet (changes aside): only changes need sending. */
     private synced = false;
     private sizeUnsure = true;
+    /** Blocks seen: a size compared before the last of them says nothing of what it created. */
+    private blocks = 0;
     private catchingUp: Promise<void> | undefined;
     private refreshScheduled = false;
     private disposed = false;
@@ -124,6 +126,7 @@ export class WalletCatalogue {
      */
     public invalidate(): void {
         this.sizeUnsure = true;
+        this.blocks++;
         if (this.synced && !this.refreshScheduled && !this.disposed) {
             this.refreshScheduled = true;
             setImmediate(() => {
@@ -158,13 +161,28 @@ export class WalletCatalogue {
                 await this.catchUp();
             } while (!this.caughtUp()); // a change noted in between is sent before the question
             const changesBefore = this.changes;
-            const { page, error } = await this.ask({
+            // After a block the sizes are compared with the question, not in a round trip before it.
+            const sizeAsked = this.sizeUnsure;
+            const blocksBefore = this.blocks;
+            const {
+                page,
+                error,
+                size: held,
+            } = await this.ask({
                 kind: "page",
                 pagination,
                 sorting,
                 criterias: transferred,
                 withWallets,
+                ...(sizeAsked ? { expectedSize: repositorySize(this.repository) } : {}),
             });
+            if (held !== undefined && !page && error === undefined) {
+                await this.reconcileSize(held);
+                continue;
+            }
+            if (sizeAsked && this.blocks === blocksBefore) {
+                this.sizeUnsure = false;
+            }
             if (error !== undefined || !page) {
                 // core-api throws the same (values it cannot compare), and answers it the same way.
                 throw new Error(error ?? "the wallet thread gave no page");
@@ -192,7 +210,7 @@ export class WalletCatalogue {
 
     /** Nothing is left to send: the thread holds every wallet as it is now. */
     private caughtUp(): boolean {
-        return this.synced && this.changedAddresses.size === 0 && !this.sizeUnsure;
+        return this.synced && this.changedAddresses.size === 0;
     }
 
     /** Brings the thread up to the node's state, in slices; one catching up at a time. */
@@ -213,11 +231,14 @@ export class WalletCatalogue {
             return;
         }
         await this.sendChanges();
-        if (!this.sizeUnsure) {
-            return;
-        }
+    }
+
+    /**
+     * The thread held another number of wallets than the node when a listing was asked (a block
+     * may create wallets no event told of): they are found and sent, or everything is sent again.
+     */
+    private async reconcileSize(held: number): Promise<void> {
         this.sizeUnsure = false;
-        const { size: held = 0 } = await this.ask({ kind: "size" });
         const size = repositorySize(this.repository);
         if (size < held) {
             this.synced = false; // a wallet was removed (a state rebuild): everything is sent again

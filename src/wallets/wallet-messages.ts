@@ -12,9 +12,12 @@ export type WalletQuestion =
           criterias: WalletCriteria[];
           /** The page's wallets as the thread holds them; otherwise only their addresses. */
           withWallets: boolean;
+          /**
+           * How many wallets the node holds, when a block may have created some no event told of:
+           * a thread that holds another number answers its own (`size`) instead of the page.
+           */
+          expectedSize?: number;
       }
-    /** How many wallets the thread holds. */
-    | { kind: "size" }
     /** Which of these addresses the thread does not hold. */
     | { kind: "unknown"; addresses: string[] }
     | { kind: "state" };
@@ -43,6 +46,7 @@ export interface WalletThreadState {
 
 export interface WalletAnswer {
     page?: { addresses: string[]; wallets?: TransferredWallet[]; totalCount: number };
+    /** Instead of the page: how many wallets the thread holds, which is not what the node said. */
     size?: number;
     unknown?: string[];
     state?: WalletThreadState;

@@ -21,6 +21,9 @@ const lists = new WalletLists(new Services.Search.StandardCriteriaService());
 const answer = async (question: WalletQuestion): Promise<WalletAnswer> => {
     switch (question.kind) {
         case "page": {
+            if (question.expectedSize !== undefined && question.expectedSize !== lists.size) {
+                return { size: lists.size };
+            }
             const { results, totalCount } = await lists.page(
                 question.pagination,
                 question.sorting,
@@ -34,8 +37,6 @@ const answer = async (question: WalletQuestion): Promise<WalletAnswer> => {
                 },
             };
         }
-        case "size":
-            return { size: lists.size };
         case "unknown":
             return { unknown: question.addresses.filter((address) => !lists.has(address)) };
         case "state": {

@@ -238,6 +238,24 @@ describe("the wallet routes, side by side with core-api 3.9.1's over one core-st
         await compareAll("a rebuild");
     });
 
+    it("drops a wallet the state forgot without a wallet event once a block is applied", async () => {
+        const listed = JSON.parse((await both("/api/wallets?orderBy=balance:asc&limit=1")).mine.payload);
+        const forgotten: string = listed.data[0].address;
+        const before: number = listed.meta.totalCount;
+        // As a state rebuild can: the wallet leaves the index, and no event says so.
+        state.repository.forgetOnIndex(Contracts.State.WalletIndexes.Addresses, forgotten);
+        state.app
+            .get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService)
+            .dispatchSync("block.applied", {});
+
+        const { mine, theirs } = await both("/api/wallets?orderBy=balance:asc&limit=5");
+        expect(JSON.parse(mine.payload).meta.totalCount).toBe(before - 1);
+        expect(JSON.parse(mine.payload).data.map((wallet: { address: string }) => wallet.address)).not.toContain(
+            forgotten,
+        );
+        expect(JSON.parse(mine.payload)).toEqual(JSON.parse(theirs.payload));
+    });
+
     it("serves no wallet routes in a node without core-api", () => {
         expect(createWalletServices(new Application(new Container.Container()))).toBeUndefined();
     });
