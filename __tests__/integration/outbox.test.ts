@@ -39,6 +39,29 @@ const expand = (store: StoreConnections): void => {
 
 const load = (outbox: DeliveryStore, webhookId: string, id: string) => outbox.find(webhookId, id);
 
+/** Records a delivery's first attempt as its last: delivered (or dead) at `at`. */
+const finish = (
+    outbox: DeliveryStore,
+    deliveryId: string,
+    at: number,
+    status: "delivered" | "dead" = "delivered",
+): void =>
+    outbox.recordAll([
+        {
+            attempt: {
+                deliveryId,
+                number: 1,
+                startedAt: at,
+                durationMs: 0,
+                statusCode: 200,
+                error: null,
+                responseExcerpt: "ok",
+            },
+            status,
+            nextAttemptAt: null,
+        },
+    ]);
+
 describe("the listener's journal", () => {
     let dir: string;
     let file: string;
@@ -108,22 +131,6 @@ describe("the bodies of deliveries", () => {
         store.outbox
             .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM deliveries WHERE body_seq IS NULL AND body <> ''")
             .get()?.n ?? 0;
-    const finish = (outbox: DeliveryStore, deliveryId: string, at: number): void =>
-        outbox.recordAll([
-            {
-                attempt: {
-                    deliveryId,
-                    number: 1,
-                    startedAt: at,
-                    durationMs: 0,
-                    statusCode: 200,
-                    error: null,
-                    responseExcerpt: "ok",
-                },
-                status: "delivered",
-                nextAttemptAt: null,
-            },
-        ]);
 
     beforeEach(() => {
         dir = mkdtempSync(join(tmpdir(), "cww-bodies-"));
@@ -241,26 +248,10 @@ describe("retention", () => {
             const [delivered, dead, pending, recent] = [1, 2, 3, 4].map(
                 (height) => journalEvent(store, [hook], height)[0],
             );
-            const finish = (deliveryId: string, status: "delivered" | "dead", at: number): void =>
-                outbox.recordAll([
-                    {
-                        attempt: {
-                            deliveryId,
-                            number: 1,
-                            startedAt: at,
-                            durationMs: 0,
-                            statusCode: 200,
-                            error: null,
-                            responseExcerpt: "ok",
-                        },
-                        status,
-                        nextAttemptAt: null,
-                    },
-                ]);
             expand(store);
-            finish(delivered, "delivered", 1_000);
-            finish(dead, "dead", 1_000);
-            finish(recent, "delivered", 5_000);
+            finish(outbox, delivered, 1_000);
+            finish(outbox, dead, 1_000, "dead");
+            finish(outbox, recent, 5_000);
 
             expect(outbox.purgeFinishedBefore(2_000)).toBe(2);
 
