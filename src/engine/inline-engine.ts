@@ -23,11 +23,9 @@ export class InlineEngine implements EngineHandle {
     public async start(): Promise<void> {
         const { callbacks } = this;
         const engine = new DeliveryEngine(this.setup, {
-            announce: ({ name, webhook, facts }) => {
-                if (callbacks.isHeard?.(name) ?? true) {
-                    callbacks.dispatchEvent(name, kernelEventData(facts, publicWebhook(webhook)));
-                }
-            },
+            // One attempt at a time: asking who hears it would cost the node's thread what the dispatch does.
+            announce: ({ name, webhook, facts }) =>
+                callbacks.dispatchEvent(name, kernelEventData(facts, publicWebhook(webhook))),
             disable: (webhookId, reason) => callbacks.disableWebhook(webhookId, reason),
             storageFailed: (part, error) => callbacks.health.failed(part, error),
             storageSucceeded: (part) => callbacks.health.succeeded(part),

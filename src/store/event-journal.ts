@@ -80,28 +80,23 @@ export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly Expanded
     return (entries) => {
         const written: OwedDelivery[] = [];
         for (const { event, body, createdAt: at, deliveries } of entries) {
-            if (deliveries.length < 2) {
-                for (const owed of deliveries) {
-                    if (
-                        insert.run(owed.id, owed.webhookId, event, body, null, at, at, at, owed.webhookId).changes > 0
-                    ) {
-                        written.push(owed);
-                    }
-                }
-                continue;
-            }
-            const bodySeq = Number(insertBody.run(body).lastInsertRowid);
+            const bodySeq = deliveries.length < 2 ? null : Number(insertBody.run(body).lastInsertRowid);
+            const rowBody = bodySeq === null ? body : "";
             let references = 0;
             for (const owed of deliveries) {
-                if (insert.run(owed.id, owed.webhookId, event, "", bodySeq, at, at, at, owed.webhookId).changes > 0) {
+                if (
+                    insert.run(owed.id, owed.webhookId, event, rowBody, bodySeq, at, at, at, owed.webhookId).changes > 0
+                ) {
                     written.push(owed);
                     references++;
                 }
             }
-            if (references > 0) {
-                countReferences.run(references, bodySeq);
-            } else {
-                dropBody.run(bodySeq);
+            if (bodySeq !== null) {
+                if (references > 0) {
+                    countReferences.run(references, bodySeq);
+                } else {
+                    dropBody.run(bodySeq);
+                }
             }
         }
         return written;
