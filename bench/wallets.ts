@@ -6,6 +6,7 @@ import { Utils } from "@arkecosystem/crypto";
 import Hapi from "@hapi/hapi";
 
 import { createWalletState, WalletState } from "../__tests__/support/wallet-state";
+import { defaults } from "../src/defaults";
 import { createHttpServer } from "../src/http/server";
 import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
 import { formatRow, percentile, runLoad } from "./load";
@@ -60,7 +61,8 @@ const benchSize = async (size: number): Promise<string[]> => {
         return heap + arrayBuffers;
     };
     const heapBefore = heapUsed();
-    const state = createWalletState(size);
+    // The wallet thread as the plugin runs it: its default niceness below the node's thread.
+    const state = createWalletState(size, 1, Number(defaults.threads.niceness));
     const wallets = state.repository.allByAddress();
     const ours = await createHttpServer(
         { host: "127.0.0.1", port: 0, whitelist: ["127.0.0.1"], apiKey: "", bodyBytes: 65536 },

@@ -1,7 +1,7 @@
 import { Contracts } from "@arkecosystem/core-kernel";
 import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 
-import { Chunk, CHUNK, ChunkedList } from "./chunked-list";
+import { Chunk, CHUNK, ChunkedList, chunkWithRoom } from "./chunked-list";
 import { ShardedMap } from "./sharded-map";
 import { forEachSliced, forOfSliced, SLICE_MS, sortPositionsSliced, yieldToEventLoop } from "./sliced-sort";
 import { UNDECIDED, WalletListOrder } from "./sort-keys";
@@ -400,17 +400,18 @@ export class WalletLists {
             (chunk) => {
                 const start = chunk * CHUNK;
                 const size = Math.min(CHUNK, sorted.length - start);
-                const items = new Array<Entry>(size);
-                const keys = new Float64Array(size * stride);
-                for (let index = 0; index < size; index++) {
-                    const position = sorted[start + index];
-                    const [from, to] = [keysAt(position), offsetOf(position)];
-                    for (let key = 0; key < stride; key++) {
-                        keys[index * stride + key] = from[to + key];
-                    }
-                    items[index] = entryAt(position);
-                }
-                chunks.push({ items, keys });
+                chunks.push(
+                    chunkWithRoom<Entry>(size, stride, (items, keys) => {
+                        for (let index = 0; index < size; index++) {
+                            const position = sorted[start + index];
+                            const [from, to] = [keysAt(position), offsetOf(position)];
+                            for (let key = 0; key < stride; key++) {
+                                keys[index * stride + key] = from[to + key];
+                            }
+                            items[index] = entryAt(position);
+                        }
+                    }),
+                );
             },
             1,
         );

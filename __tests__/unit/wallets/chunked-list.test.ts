@@ -1,4 +1,4 @@
-import { CHUNK, ChunkedList } from "../../../src/wallets/chunked-list";
+import { CHUNK, ChunkedList, chunkWithRoom } from "../../../src/wallets/chunked-list";
 import { ListOrder, UNDECIDED } from "../../../src/wallets/sort-keys";
 
 interface Item {
@@ -66,5 +66,23 @@ describe("ChunkedList", () => {
         expect(list.slice(0, items.length)).toEqual(items);
         expect(list.remove(items[CHUNK + 3])).toBe(true);
         expect(list.slice(0, items.length)).toEqual(items.filter((_, index) => index !== CHUNK + 3));
+    });
+
+    it("builds chunks with room: the first inserts into a built chunk copy none of its numbers", () => {
+        const built = Array.from({ length: CHUNK }, (_, id) => ({ value: id * 10, id }));
+        const chunk = chunkWithRoom<Item>(built.length, byTens.stride, (items, keys) =>
+            built.forEach((item, index) => {
+                items[index] = item;
+                byTens.keysOf(item, keys, index * byTens.stride);
+            }),
+        );
+        expect(chunk.items).toHaveLength(CHUNK);
+        const numbers = chunk.keys;
+        const list = ChunkedList.fromChunks(byTens, [chunk]);
+        const inserted = Array.from({ length: 32 }, (_, index) => ({ value: index * 100 + 5, id: CHUNK + index }));
+        inserted.forEach((item) => list.insert(item));
+        // The same numbers' array, written in place (without room, the first insert replaced it).
+        expect(chunk.keys).toBe(numbers);
+        expect(list.slice(0, list.length)).toEqual([...built, ...inserted].sort(byTens.compare));
     });
 });
