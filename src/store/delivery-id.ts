@@ -1,5 +1,5 @@
 import { createHash } from "crypto";
-import { v7 } from "uuid";
+import { stringify, v7 } from "uuid";
 
 /**
  * A delivery's id, sent as `webhook-id`: a UUIDv7, so ids grow with time and each new delivery
@@ -85,8 +85,27 @@ export const chainObjectOf = (data: unknown): string | undefined => {
 /** Makes the delivery ids of one event, a webhook at a time. */
 export type DeliveryIds = (webhookId: string) => string;
 
-/** Every delivery gets an id of its own (one relay: the SQLite register). */
-export const freshDeliveryIds = (): DeliveryIds => newDeliveryId;
+/**
+ * Every delivery gets an id of its own (one relay: the SQLite register). The event draws one
+ * UUIDv7 and its deliveries take it in turn, each with the id's last 32 (random) bits XORed with
+ * its place among them: every id differs (each draw's time and sequence bits do, and places
+ * within a draw), each grows with its event's time, and the node's thread makes one draw an
+ * event, not one a delivery (with ten webhooks, uuid's random pool ran dry every second event).
+ */
+export const freshDeliveryIds = (): DeliveryIds => {
+    let drawn: { prefix: string; low: number } | undefined;
+    let place = 0;
+    return () => {
+        if (!drawn) {
+            const bytes = v7(undefined, new Uint8Array(16));
+            drawn = {
+                prefix: stringify(bytes).slice(0, 28),
+                low: ((bytes[12] << 24) | (bytes[13] << 16) | (bytes[14] << 8) | bytes[15]) >>> 0,
+            };
+        }
+        return `${drawn.prefix}${((drawn.low ^ place++) >>> 0).toString(16).padStart(8, "0")}`;
+    };
+};
 
 /**
  * Several relays on one register: a chain event's delivery to a webhook gets the same id on every

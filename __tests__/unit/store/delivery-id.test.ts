@@ -28,6 +28,25 @@ describe("delivery ids", () => {
         expect(new Set(ids).size).toBe(ids.length);
     });
 
+    it("gives each delivery of an event a version-7 id of its own from one draw, and every later event's ids sort after", () => {
+        const events = Array.from({ length: 500 }, () => {
+            const idOf = freshDeliveryIds();
+            return Array.from({ length: 12 }, (_, webhook) => idOf(`webhook-${webhook}`));
+        });
+        const all = events.flat();
+
+        all.forEach((id) => {
+            expect(validate(id)).toBe(true);
+            expect(version(id)).toBe(7);
+        });
+        expect(new Set(all).size).toBe(all.length);
+        for (let event = 1; event < events.length; event++) {
+            expect([...events[event]].sort()[0] > [...events[event - 1]].sort()[11]).toBe(true);
+        }
+        // One draw an event: its ids share the drawn time and sequence, and differ in their random end.
+        events.forEach((ids) => expect(new Set(ids.map((id) => id.slice(0, 28))).size).toBe(1));
+    });
+
     it("finds the chain object of the chain events a node dispatched, and none in the node's own", () => {
         for (const event of ["block.applied", "block.received", "block.forged"]) {
             expect(chainObjectOf(sampleOf(event))).toBe((sampleOf(event) as { id: string }).id);
