@@ -1,4 +1,5 @@
 import { randomUUID } from "crypto";
+import fs from "fs";
 import {
     appendFileSync,
     existsSync,
@@ -326,6 +327,33 @@ describe("the journal's files", () => {
         expect(lostGroups).toEqual([]);
         expect(expandAll(journal)).toEqual([1, 2]);
         expect(pendingIds(hook)).toHaveLength(2);
+        journal.close();
+        files.close();
+    });
+
+    it("looks for the writer's next segment by name at the journal's end, and lists the folder only for a gap, at most once a second", async () => {
+        const hook = addWebhookRow(store);
+        const files = writer();
+        files.append(eventFor([hook], 1));
+        const [current] = readdirSync(folder).map((name) => Number(/\d+/.exec(name)?.[0]));
+        const journal = reader();
+        expect(expandAll(journal)).toEqual([1]);
+
+        const listings = jest.spyOn(fs, "readdirSync");
+        for (let pass = 0; pass < 100; pass++) {
+            expect(expandAll(journal)).toEqual([]);
+        }
+        // Each pass at the end used to list the folder.
+        expect(listings.mock.calls.length).toBeLessThanOrEqual(1);
+        // A segment after a gap (the one before it never written) is found by a listing, within a second.
+        writeFileSync(segmentPath(folder, current + 2), encodeRecord(eventFor([hook], 2)));
+        await new Promise((resolve) => setTimeout(resolve, 1_100));
+        expect(expandAll(journal)).toEqual([2]);
+        listings.mockRestore();
+        // And the writer's next segment at once, by name.
+        writeFileSync(segmentPath(folder, current + 3), encodeRecord(eventFor([hook], 3)));
+        expect(expandAll(journal)).toEqual([3]);
+        expect(pendingIds(hook)).toHaveLength(3);
         journal.close();
         files.close();
     });

@@ -1,4 +1,5 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, unlinkSync } from "fs";
+import { performance } from "perf_hooks";
 
 import { SqliteDatabase } from "./database";
 import { deliveryWriter, EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "./event-journal";
@@ -20,6 +21,7 @@ interface FileEntry extends JournalEntry {
 }
 
 const READ_BYTES = 1024 * 1024;
+const LISTING_INTERVAL_MS = 1_000;
 // Record positions start at 2^32 (segment 1): a smaller seq is a row of the table journal of old.
 const FIRST_FILE_POSITION = positionOf(1, 0);
 
@@ -56,6 +58,8 @@ export class JournalReader {
     private ahead: FileEntry[] = [];
     private buffer = Buffer.allocUnsafe(READ_BYTES);
     private tableDrained = false;
+    /** When the folder may next be listed for a segment after a gap (see laterSegment). */
+    private nextListingAt = 0;
     /** Deferred groups read, by segment and number. */
     private readonly groups = new Map<string, readonly string[]>();
 
@@ -207,7 +211,7 @@ export class JournalReader {
      * this one, and what is left in it (a record torn by a crash) is skipped.
      */
     private nextSegment(fd: number, leftBytes: number): boolean {
-        const later = listSegments(this.options.folder).find((segment) => segment > this.reading.segment);
+        const later = this.laterSegment();
         if (later === undefined) {
             return false;
         }
@@ -223,6 +227,26 @@ export class JournalReader {
         this.fd = undefined;
         this.reading = { segment: later, offset: 0 };
         return true;
+    }
+
+    /**
+     * The segment after the one being read, if the writer has started it. The writer numbers its
+     * segments one after another, so the next one is looked for by name; the folder is listed (at
+     * most once a second) only for a gap a restart can leave (an empty segment removed at close).
+     * Listing it each time cost every pass of the engine at the journal's end a readdir and its
+     * garbage.
+     */
+    private laterSegment(): number | undefined {
+        const next = this.reading.segment + 1;
+        if (existsSync(segmentPath(this.options.folder, next))) {
+            return next;
+        }
+        const now = performance.now();
+        if (now < this.nextListingAt) {
+            return undefined;
+        }
+        this.nextListingAt = now + LISTING_INTERVAL_MS;
+        return listSegments(this.options.folder).find((segment) => segment > this.reading.segment);
     }
 
     private openReading(): number | undefined {
