@@ -356,11 +356,7 @@ export class ClusterDispatcher {
                 next = until;
             }
         }
-        for (const { pausedUntil } of this.origins.loads()) {
-            if (pausedUntil !== null && pausedUntil > now && pausedUntil < next) {
-                next = pausedUntil;
-            }
-        }
+        next = this.origins.nextPauseEnd(now, next);
         this.origins.forgetIdle();
         return Math.min(POLL_MS, Math.max(1, next - this.clock()));
     }

@@ -483,11 +483,7 @@ export class DeliveryDispatcher {
             }
         }
         // An origin paused by a Retry-After holds deliveries already due: its pause's end wakes them.
-        for (const { pausedUntil } of this.origins.loads()) {
-            if (pausedUntil !== null && pausedUntil > now && pausedUntil < next) {
-                next = pausedUntil;
-            }
-        }
+        next = this.origins.nextPauseEnd(now, next);
         this.origins.forgetIdle();
         this.sleep(Math.max(1, next - this.clock()));
     }

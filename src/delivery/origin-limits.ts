@@ -150,6 +150,17 @@ export class OriginLimits {
         }));
     }
 
+    /** The earliest end of an origin's pause after `now`, or `fallback` if none ends sooner (no copies made: asked each pass). */
+    public nextPauseEnd(now: number, fallback: number): number {
+        let next = fallback;
+        for (const state of this.origins.values()) {
+            if (state.pausedUntil > now && state.pausedUntil < next) {
+                next = state.pausedUntil;
+            }
+        }
+        return next;
+    }
+
     /** Forgets origins with nothing under way whose limit is back where a new one starts. */
     public forgetIdle(): void {
         for (const [origin, state] of this.origins) {

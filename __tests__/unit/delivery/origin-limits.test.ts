@@ -58,7 +58,11 @@ describe("OriginLimits", () => {
         expect(limits.free(ORIGIN)).toBe(0);
         expect(limits.pausedUntil(ORIGIN)).toBe(31_000);
         expect(limits.loads()[0].pausedUntil).toBe(31_000);
+        // What the dispatcher sleeps until: the pause's end when it comes first, else its own time.
+        expect(limits.nextPauseEnd(clock.now, 60_000)).toBe(31_000);
+        expect(limits.nextPauseEnd(clock.now, 20_000)).toBe(20_000);
         clock.now = 31_000;
+        expect(limits.nextPauseEnd(clock.now, 60_000)).toBe(60_000);
         expect(limits.free(ORIGIN)).toBe(2);
         expect(limits.pausedUntil(ORIGIN)).toBe(0);
     });
