@@ -231,10 +231,10 @@ export class JournalReader {
 
     /**
      * The segment after the one being read, if the writer has started it. The writer numbers its
-     * segments one after another, so the next one is looked for by name; the folder is listed (at
-     * most once a second) only for a gap a restart can leave (an empty segment removed at close).
-     * Listing it each time cost every pass of the engine at the journal's end a readdir and its
-     * garbage.
+     * segments one after another (a new run's after the highest there is), so the next one is
+     * looked for by name; listing the folder, at most once a second, only guards against a gap
+     * nothing should leave. Listing it each time cost every pass of the engine at the journal's
+     * end a readdir and its garbage.
      */
     private laterSegment(): number | undefined {
         const next = this.reading.segment + 1;
