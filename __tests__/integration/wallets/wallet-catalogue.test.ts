@@ -1,5 +1,6 @@
 import { Container, Contracts } from "@arkecosystem/core-kernel";
 import { Utils } from "@arkecosystem/crypto";
+import { Worker } from "worker_threads";
 
 import { WalletCatalogue } from "../../../src/wallets/wallet-catalogue";
 import { compareLikeCoreApi } from "../../../src/wallets/wallet-order";
@@ -99,6 +100,70 @@ describe("the wallet catalogue after many wallets changed at once", () => {
         expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
         expect(page.totalCount).toBe(wallets.length);
         await state.catalogue.dispose();
+    }, 60_000);
+});
+
+describe("the wallet catalogue's first listing", () => {
+    it("sends every wallet to its new thread in small messages, none of them in the turn of the request that asked", async () => {
+        const state = createWalletState(3_000, 5);
+        const post = Worker.prototype.postMessage;
+        const sent: number[] = [];
+        let asking = false;
+        let sentWhileAsking = 0;
+        const spy = jest.spyOn(Worker.prototype, "postMessage").mockImplementation(function (this: Worker, message) {
+            const { kind, wallets } = message as { kind: string; wallets?: unknown[] };
+            if (kind === "put") {
+                sent.push(wallets?.length ?? 0);
+                sentWhileAsking += asking ? 1 : 0;
+            }
+            post.call(this, message);
+        });
+        try {
+            asking = true;
+            const asked = state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
+            asking = false;
+            const page = await asked;
+            expect(sentWhileAsking).toBe(0);
+            expect(Math.max(...sent)).toBeLessThanOrEqual(256);
+            expect(sent.reduce((total, count) => total + count, 0)).toBe(state.repository.allByAddress().length);
+            expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
+        } finally {
+            spy.mockRestore();
+            await state.catalogue.dispose();
+        }
+    }, 60_000);
+});
+
+describe("the wallet catalogue's answers in a burst", () => {
+    it("takes one page a turn of the event loop when the thread answers several at once", async () => {
+        const state = createWalletState(2_000, 11);
+        const orders: Contracts.Search.Sorting[] = [
+            SORTING,
+            [{ property: "balance", direction: "asc" }],
+            [{ property: "nonce", direction: "asc" }],
+            [{ property: "address", direction: "desc" }],
+        ];
+        try {
+            for (const order of orders) {
+                await state.catalogue.page({ offset: 0, limit: 10 }, order);
+            }
+            let turn = 0;
+            let counting = true;
+            const count = (): void => {
+                turn++;
+                if (counting) {
+                    setImmediate(count);
+                }
+            };
+            setImmediate(count);
+            const turns = await Promise.all(
+                orders.map((order) => state.catalogue.page({ offset: 0, limit: 100 }, order).then(() => turn)),
+            );
+            counting = false;
+            expect(new Set(turns).size).toBe(orders.length);
+        } finally {
+            await state.catalogue.dispose();
+        }
     }, 60_000);
 });
 
