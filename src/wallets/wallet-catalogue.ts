@@ -275,7 +275,7 @@ export class WalletCatalogue {
         this.sizeUnsure = false;
         this.post({ kind: "clear" });
         // The request that asked, and the thread's start, have taken this turn of the loop already:
-        // the first slice gets a turn of its own (sharing it held the loop for 25-35 ms at 100,000).
+        // the first slice gets a turn of its own (sharing it held the loop some 28 ms at 100,000).
         await yieldToEventLoop();
         let batch: TransferredWallet[] = [];
         let sliceStart = performance.now();
