@@ -56,14 +56,32 @@ describe("the delivery sender, over real HTTP", () => {
         receiver = await new Receiver(() => undefined).start();
         sender = senderWith(300, 1);
 
-        const outcomes = await Promise.all([post(sender, receiver.url), post(sender, receiver.url)]);
+        const first = post(sender, receiver.url);
+        // Its deadline comes 10 ms after the first's, when the first's connection ends.
+        await wait(10);
+        const outcomes = await Promise.all([first, post(sender, receiver.url)]);
         await wait(300);
 
         for (const { result } of outcomes) {
             expect(result).toMatchObject({ kind: "network-error", message: expect.stringMatching(/timeout/i) });
         }
-        // The second waited behind the first on the only connection; its time ran out there.
+        // The second waited behind the first on the only connection, and had almost no time left when it freed.
         expect(receiver.requests).toHaveLength(1);
+    });
+
+    it("sends an attempt that waited for a connection when enough of its time is left", async () => {
+        receiver = await new Receiver(() => undefined).start();
+        sender = senderWith(300, 1);
+
+        const first = post(sender, receiver.url);
+        await wait(150);
+        const outcomes = await Promise.all([first, post(sender, receiver.url)]);
+
+        for (const { result } of outcomes) {
+            expect(result).toMatchObject({ kind: "network-error", message: expect.stringMatching(/timeout/i) });
+        }
+        // The first's connection ended at its deadline; the second still had half its time, and went out.
+        expect(receiver.requests).toHaveLength(2);
     });
 
     it("reports a connection reset as a network error", async () => {

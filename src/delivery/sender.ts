@@ -9,6 +9,11 @@ import { parseTarget } from "../net/target-url";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
 const LITERALS_KEPT = 1024;
+/**
+ * An attempt that gets its connection with less than this share of its allowance left does not go
+ * out: it could hardly be answered in time, and a receiver that took it would see it again on retry.
+ */
+const LEAST_SHARE_LEFT_TO_START = 0.1;
 
 export interface SendRequest {
     target: string;
@@ -89,6 +94,7 @@ class PostAttempt implements Dispatcher.DispatchHandler {
     private readonly excerpt: Buffer[] = [];
     private excerptLength = 0;
     private settled = false;
+    private readonly startedAt = performance.now();
 
     public constructor(
         private readonly settle: (outcome: SendOutcome) => void,
@@ -100,6 +106,11 @@ class PostAttempt implements Dispatcher.DispatchHandler {
         if (this.settled) {
             // Its time ran out while it waited for a connection: it never goes out.
             controller.abort(new AttemptTimeoutError(this.timeoutMs));
+            return;
+        }
+        const left = this.timeoutMs - (performance.now() - this.startedAt);
+        if (left < this.timeoutMs * LEAST_SHARE_LEFT_TO_START) {
+            this.expire();
         }
     }
 
