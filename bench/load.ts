@@ -31,6 +31,11 @@ const { Agent, request } = require(workerData.undici);
 const { plan, options } = workerData;
 const run = async () => {
     const agent = new Agent({ connections: options.concurrency, pipelining: 1 });
+    // Started and loaded before the measured window: the caller says when it opens.
+    await new Promise((resolve) => {
+        parentPort.once("message", resolve);
+        parentPort.postMessage({ ready: true });
+    });
     const latencies = [];
     const statuses = {};
     let issued = 0;
@@ -69,21 +74,40 @@ run().catch((error) => parentPort.postMessage({ error: String(error) }));
 export const percentile = (sorted: number[], fraction: number): number =>
     sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 
-/** Runs the plan over keep-alive connections at a fixed concurrency, from a worker thread. */
-export const runLoad = async (plan: LoadPlan, options: LoadOptions): Promise<LoadResult> => {
+/**
+ * Runs the plan over keep-alive connections at a fixed concurrency, from a worker thread. The
+ * thread is started and its HTTP client loaded first; `beforeStart` runs once they are, just before
+ * the first request, so that a caller measuring the window (an event-loop delay histogram) leaves
+ * the thread's start out of it.
+ */
+export const runLoad = async (
+    plan: LoadPlan,
+    options: LoadOptions,
+    beforeStart: () => void | Promise<void> = () => undefined,
+): Promise<LoadResult> => {
     const worker = new Worker(LOAD_WORKER, {
         eval: true,
         workerData: { undici: require.resolve("undici"), plan, options },
     });
-    const message = await new Promise<{
+    const next = <T>(): Promise<T> =>
+        new Promise<T>((resolve, reject) => {
+            worker.once("message", resolve);
+            worker.once("error", reject);
+        });
+    const first = await next<{ ready?: true; error?: string }>();
+    if (first.error) {
+        await worker.terminate();
+        throw new Error(first.error);
+    }
+    await beforeStart();
+    const finished = next<{
         latencies: number[];
         statuses: Record<number, number>;
         elapsed: number;
         error?: string;
-    }>((resolve, reject) => {
-        worker.once("message", resolve);
-        worker.once("error", reject);
-    });
+    }>();
+    worker.postMessage("start");
+    const message = await finished;
     await worker.terminate();
     if (message.error) {
         throw new Error(message.error);
