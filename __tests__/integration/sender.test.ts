@@ -54,7 +54,8 @@ describe("the delivery sender, over real HTTP", () => {
 
     it("ends a hanging attempt at its deadline, and one still waiting for a connection never goes out", async () => {
         receiver = await new Receiver(() => undefined).start();
-        sender = senderWith(300, 1);
+        // Long enough that a tenth of it (200 ms) outlasts any lateness of the 10 ms wait below.
+        sender = senderWith(2_000, 1);
 
         const first = post(sender, receiver.url);
         // Its deadline comes 10 ms after the first's, when the first's connection ends.
@@ -71,10 +72,10 @@ describe("the delivery sender, over real HTTP", () => {
 
     it("sends an attempt that waited for a connection when enough of its time is left", async () => {
         receiver = await new Receiver(() => undefined).start();
-        sender = senderWith(300, 1);
+        sender = senderWith(2_000, 1);
 
         const first = post(sender, receiver.url);
-        await wait(150);
+        await wait(1_000);
         const outcomes = await Promise.all([first, post(sender, receiver.url)]);
 
         for (const { result } of outcomes) {
