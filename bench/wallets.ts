@@ -49,9 +49,10 @@ const bodyOf = async (url: string): Promise<string> => (await fetch(url)).text()
 // each (a gc performance observer and the main thread's schedstat, three runs). Each measured
 // window starts once the sweeping is done, so that it counts the wallet routes, not the bench's gc().
 const SETTLE_MS = 2_000;
+const settle = (): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 const collectAndSettle = async (): Promise<void> => {
     (globalThis as { gc?: () => void }).gc?.();
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    await settle();
 };
 
 // monitorEventLoopDelay counts a stall from its second tick on: one that starts at once after
@@ -122,8 +123,8 @@ const benchSize = async (size: number): Promise<string[]> => {
         // stall below is the wallet lists' own.
         await bodyOf(`${urlOf(ours)}${BASELINE}`);
         // First listings: every order and filter built from nothing, in slices.
-        const heapStates = heapUsed();
-        await collectAndSettle();
+        const heapStates = heapUsed(); // collects
+        await settle();
         await openWindow(delay);
         const firstStarted = performance.now();
         await Promise.all(QUERIES.map((query) => bodyOf(`${urlOf(ours)}${query}`)));
@@ -133,7 +134,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         const heapCatalogue = heapUsed() - heapStates;
         const thread = await state.catalogue.threadState();
         const threadBytes = (thread?.heapUsed ?? 0) + (thread?.external ?? 0);
-        await collectAndSettle();
+        await settle(); // both heaps were just collected, by heapUsed() and threadState()
 
         // The first request of each order and filter after each of 30 blocks.
         await openWindow(delay);
