@@ -144,6 +144,37 @@ describe("the delivery engine", () => {
             expect(asked.length).toBeLessThan(300);
         });
 
+        it("sends no announcement across while no kernel listener hears its name, and resumes once one does", async () => {
+            const receiver = await new Receiver().start();
+            receivers.push(receiver);
+            let listening = false;
+            running = await startPlugin({}, { isHeard: () => listening });
+            await createWebhook(running, receiver.url);
+            const crossings: string[] = [];
+            threadOf(running).thread?.on("message", (message: { kind: string }) => crossings.push(message.kind));
+
+            for (let height = 1; height <= 100; height++) {
+                running.plugin.listener.handle({ name: "block.applied", data: { height } });
+            }
+            await eventually(async () => (receiver.requests.length >= 100 ? true : undefined), { timeoutMs: 30_000 });
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            expect(crossings).not.toContain("announce");
+            expect(running.kernelEvents).toEqual([]);
+
+            listening = true;
+            let height = 100;
+            await eventually(
+                async () => {
+                    running!.plugin.listener.handle({ name: "block.applied", data: { height: ++height } });
+                    return running!.kernelEvents.some((event) => event.name === "webhooks.broadcasted")
+                        ? true
+                        : undefined;
+                },
+                { timeoutMs: 10_000, intervalMs: 50 },
+            );
+            expect(crossings).toContain("announce");
+        });
+
         it("loses nothing when its thread is killed mid-run, and starts a new one", async () => {
             const events = 300;
             // Slow enough that the kill lands with deliveries under way and many still owed.

@@ -44,11 +44,21 @@ const flushAnnouncements = (): void => {
     say({ kind: "announce", webhooks, events });
 };
 
+/**
+ * The announcement names some kernel listener hears, as the node's thread last said; until it has,
+ * every announcement crosses. One nobody hears is not sent: crossing costs both threads, and the
+ * node's thread would only drop it.
+ */
+let heard: ReadonlySet<string> | undefined;
+
 let lastRequest = 0;
 const disables = new Map<number, (changed: boolean) => void>();
 
 const host: EngineHost = {
     announce: (announcement) => {
+        if (heard && !heard.has(announcement.name)) {
+            return;
+        }
         const count = announcements.push(announcement);
         if (count === 1) {
             setImmediate(flushAnnouncements);
@@ -98,6 +108,9 @@ port.on("message", (message: ToEngine) => {
         case "disabled":
             disables.get(message.requestId)?.(message.changed);
             disables.delete(message.requestId);
+            return;
+        case "heard":
+            heard = new Set(message.names);
             return;
         case "query":
             void answer(message.requestId, message.query);

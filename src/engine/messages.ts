@@ -27,6 +27,8 @@ export type ToEngine =
     | { kind: "webhook-removed"; id: string }
     | { kind: "disabled"; requestId: number; changed: boolean }
     | { kind: "query"; requestId: number; query: EngineQuery }
+    /** The announcement names some kernel listener hears now: the engine sends no others across. */
+    | { kind: "heard"; names: string[] }
     /** The checkpoint thread failed: connections checkpoint themselves again. */
     | { kind: "stop" };
 

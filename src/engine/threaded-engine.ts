@@ -2,6 +2,7 @@ import { Worker } from "worker_threads";
 
 import { OriginLoad, Webhook } from "../contracts";
 import { kernelEventData } from "../delivery/announcer";
+import { WEBHOOK_EVENTS } from "../events/catalogue";
 import { spawnWorker } from "../worker/spawn";
 import { AnnouncementQueue } from "./announcement-queue";
 import { EngineCallbacks, EngineHandle } from "./engine-handle";
@@ -15,6 +16,14 @@ const HEALTHY_RUN_MS = 60_000;
 const QUERY_TIMEOUT_MS = 2_000;
 // Beyond the attempts' own timeout: a last outcome to record and the connection to close.
 const STOP_GRACE_MS = 5_000;
+/**
+ * How often the node's thread asks the kernel which announcements a listener hears, and tells the
+ * engine when that changed. A listener added in between misses the attempts announced until the
+ * next look: the kernel says nothing when a listener is added, and asking at every attempt cost
+ * the node's thread about half of what the plugin costs it per delivery.
+ */
+const HEARD_CHECK_MS = 250;
+const ANNOUNCED: readonly string[] = Object.values(WEBHOOK_EVENTS);
 
 interface PendingQuery {
     resolve: (message: Extract<FromEngine, { kind: "answer" }> | undefined) => void;
@@ -49,6 +58,9 @@ export class ThreadedEngine implements EngineHandle {
     private lastQuery = 0;
     private readonly queries = new Map<number, PendingQuery>();
     private readonly announcements: AnnouncementQueue;
+    private heardTimer: NodeJS.Timeout | undefined;
+    /** The heard names last told to the engine's thread, joined; undefined: not told yet. */
+    private heardTold: string | undefined;
 
     public constructor(
         private readonly data: EngineWorkerData,
@@ -74,6 +86,10 @@ export class ThreadedEngine implements EngineHandle {
     /** Resolves once the thread has loaded the register and delivers; rejects when it cannot start. */
     public async start(): Promise<void> {
         await this.spawn();
+        if (this.callbacks.isHeard) {
+            this.heardTimer = setInterval(() => this.tellHeard(), HEARD_CHECK_MS);
+            this.heardTimer.unref();
+        }
     }
 
     public wake(webhookIds: readonly string[] = []): void {
@@ -109,6 +125,7 @@ export class ThreadedEngine implements EngineHandle {
     public async stop(): Promise<void> {
         this.stopping = true;
         clearTimeout(this.restartTimer);
+        clearInterval(this.heardTimer);
         const worker = this.worker;
         if (!worker) {
             return;
@@ -131,6 +148,9 @@ export class ThreadedEngine implements EngineHandle {
         const worker = spawnWorker("engine-thread", this.data, __dirname, this.data.options.threads.niceness);
         this.worker = worker;
         this.startedAt = Date.now();
+        // A new thread knows nothing yet: it is told at once (it sends every announcement until then).
+        this.heardTold = undefined;
+        this.tellHeard();
         let ready: () => void = () => undefined;
         let failed: (error: Error) => void = () => undefined;
         const started = new Promise<void>((resolve, reject) => {
@@ -207,6 +227,20 @@ export class ThreadedEngine implements EngineHandle {
             }
         }
         return announced;
+    }
+
+    /** Tells the engine's thread which announcement names a kernel listener hears, when that changed. */
+    private tellHeard(): void {
+        const { isHeard } = this.callbacks;
+        if (!isHeard) {
+            return;
+        }
+        const names = ANNOUNCED.filter((name) => askIsHeard(isHeard, name));
+        const told = names.join(" ");
+        if (told !== this.heardTold) {
+            this.heardTold = told;
+            this.post({ kind: "heard", names });
+        }
     }
 
     private receive(message: Exclude<FromEngine, { kind: "ready" }>): void {
