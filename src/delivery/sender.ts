@@ -3,12 +3,12 @@ import { isIP } from "net";
 import { Agent, Dispatcher } from "undici";
 
 import { Deadlines } from "./deadlines";
+import { remembered } from "./remembered";
 import { AttemptResult, parseRetryAfter } from "./retry-policy";
 import { TargetPolicy } from "./target-policy";
 import { parseTarget } from "../net/target-url";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
-const LITERALS_KEPT = 1024;
 /**
  * An attempt that gets its connection with less than this share of its allowance left does not go
  * out: it could hardly be answered in time, and a receiver that took it would see it again on retry.
@@ -36,6 +36,9 @@ export interface SenderOptions {
     resolve?: Resolver;
     userAgent: string;
 }
+
+/** A target read once: where to post, or why not. */
+type PreparedTarget = { origin: string; path: string; refusal?: undefined } | { refusal: string };
 
 class TargetRefusedError extends Error {
     public readonly code = "ETARGETREFUSED";
@@ -173,8 +176,11 @@ class PostAttempt implements Dispatcher.DispatchHandler {
 export class DeliverySender {
     private readonly agent: Agent;
     private readonly deadlines: Deadlines;
-    /** The policy's answer for each literal address met lately: parsing one costs more than the rest of a check. */
-    private readonly literalVerdicts = new Map<string, string | undefined>();
+    /**
+     * Each target's origin and path, or why it cannot be posted to, for the targets met lately:
+     * parsing a URL and checking a literal address cost more than the rest of an attempt's own work.
+     */
+    private readonly prepare = remembered((target: string) => this.read(target), 1024);
 
     public constructor(private readonly options: SenderOptions) {
         this.deadlines = new Deadlines(options.timeoutMs);
@@ -213,19 +219,9 @@ export class DeliverySender {
 
     /** Never throws: every failure, an unusable target included, is an outcome to record. */
     public send({ target, body, headers }: SendRequest): Promise<SendOutcome> {
-        const parsed = parseTarget(target);
-        if (!parsed.ok) {
-            return Promise.resolve({
-                result: { kind: "refused", message: `the target ${parsed.reason}` },
-                responseExcerpt: null,
-            });
-        }
-        const url = parsed.url;
-        const literal = url.hostname.replace(/^\[|\]$/g, "");
-        // Literal addresses skip DNS, so the connection's lookup never sees them.
-        const reason = this.literalVerdict(literal);
-        if (reason) {
-            return Promise.resolve({ result: { kind: "refused", message: reason }, responseExcerpt: null });
+        const prepared = this.prepare(target);
+        if (prepared.refusal !== undefined) {
+            return Promise.resolve({ result: { kind: "refused", message: prepared.refusal }, responseExcerpt: null });
         }
         return new Promise<SendOutcome>((settle) => {
             const attempt = new PostAttempt(settle, this.options.timeoutMs);
@@ -233,8 +229,8 @@ export class DeliverySender {
             try {
                 this.agent.dispatch(
                     {
-                        origin: url.origin,
-                        path: `${url.pathname}${url.search}`,
+                        origin: prepared.origin,
+                        path: prepared.path,
                         method: "POST",
                         body,
                         headers: {
@@ -256,15 +252,15 @@ export class DeliverySender {
         await this.agent.close();
     }
 
-    private literalVerdict(hostname: string): string | undefined {
-        if (this.literalVerdicts.has(hostname)) {
-            return this.literalVerdicts.get(hostname);
+    private read(target: string): PreparedTarget {
+        const parsed = parseTarget(target);
+        if (!parsed.ok) {
+            return { refusal: `the target ${parsed.reason}` };
         }
-        const verdict = isIP(hostname) ? this.options.policy(hostname) : undefined;
-        if (this.literalVerdicts.size >= LITERALS_KEPT) {
-            this.literalVerdicts.clear();
-        }
-        this.literalVerdicts.set(hostname, verdict);
-        return verdict;
+        const { url } = parsed;
+        // Literal addresses skip DNS, so the connection's lookup never sees them: they are checked here.
+        const literal = url.hostname.replace(/^\[|\]$/g, "");
+        const refusal = isIP(literal) ? this.options.policy(literal) : undefined;
+        return refusal === undefined ? { origin: url.origin, path: `${url.pathname}${url.search}` } : { refusal };
     }
 }

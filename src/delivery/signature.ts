@@ -1,5 +1,7 @@
 import { createHmac, createSecretKey, KeyObject } from "crypto";
 
+import { remembered } from "./remembered";
+
 export const AUTHORIZATION_PREFIX_LENGTH = 32;
 
 export interface SignedHeaders {
@@ -10,20 +12,7 @@ export interface SignedHeaders {
 }
 
 // A token's key, imported once: tokens are few and fixed for a webhook's life.
-const keys = new Map<string, KeyObject>();
-const KEYS_KEPT = 10_000;
-
-const keyOf = (token: string): KeyObject => {
-    let key = keys.get(token);
-    if (!key) {
-        if (keys.size >= KEYS_KEPT) {
-            keys.clear();
-        }
-        key = createSecretKey(Buffer.from(token, "hex"));
-        keys.set(token, key);
-    }
-    return key;
-};
+const keyOf = remembered((token: string): KeyObject => createSecretKey(Buffer.from(token, "hex")), 10_000);
 
 /**
  * The headers that prove a delivery's origin: ARK's `Authorization` (the token's first half, which
