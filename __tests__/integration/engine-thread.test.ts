@@ -140,8 +140,11 @@ describe("the delivery engine", () => {
             await eventually(async () => (failed().length >= 300 ? true : undefined), { timeoutMs: 30_000 });
 
             expect(running.kernelEvents.filter((event) => event.name === "webhooks.broadcasted")).toEqual([]);
-            expect(asked).toContain("webhooks.broadcasted");
-            expect(asked.length).toBeLessThan(300);
+            // The node's thread also asks of both names every quarter second, whatever crosses: the
+            // asks beyond those are the messages' own, fewer than the 300 failed attempts they told of.
+            const asks = (name: string) => asked.filter((one) => one === name).length;
+            expect(asks("webhooks.broadcasted")).toBeGreaterThan(0);
+            expect(asks("webhooks.failed") - asks("webhooks.broadcasted")).toBeLessThan(300);
         });
 
         it("sends no announcement across while no kernel listener hears its name, and resumes once one does", async () => {
