@@ -178,6 +178,29 @@ describe("the delivery engine", () => {
             expect(crossings).toContain("announce");
         });
 
+        it("tells a thread started again which announcements are heard before it sends any", async () => {
+            const receiver = await new Receiver().start();
+            receivers.push(receiver);
+            running = await startPlugin({}, { isHeard: () => false });
+            await createWebhook(running, receiver.url);
+            const engine = threadOf(running);
+            const first = engine.thread;
+            await first?.terminate();
+            const restarted = await eventually(async () => (engine.thread !== first ? engine.thread : undefined), {
+                intervalMs: 50,
+            });
+            const crossings: string[] = [];
+            restarted.on("message", (message: { kind: string }) => crossings.push(message.kind));
+
+            for (let height = 1; height <= 50; height++) {
+                running.plugin.listener.handle({ name: "block.applied", data: { height } });
+            }
+            await eventually(async () => (receiver.requests.length >= 50 ? true : undefined), { timeoutMs: 30_000 });
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            expect(engine.restarts).toBe(1);
+            expect(crossings).not.toContain("announce");
+        });
+
         it("loses nothing when its thread is killed mid-run, and starts a new one", async () => {
             const events = 300;
             // Slow enough that the kill lands with deliveries under way and many still owed.
