@@ -134,6 +134,21 @@ describe("the wallet catalogue's first listing", () => {
     }, 60_000);
 });
 
+describe("the wallet catalogue's pages", () => {
+    it("all carry one frozen meta, which core-api's envelope copies (a new one per page was promoted to the node's old generation)", async () => {
+        const state = createWalletState(500, 13);
+        try {
+            const first = await state.catalogue.page({ offset: 0, limit: 10 }, SORTING);
+            const second = await state.catalogue.page({ offset: 10, limit: 10 }, SORTING);
+            expect(first.meta).toEqual({ totalCountIsEstimate: false });
+            expect(second.meta).toBe(first.meta);
+            expect(Object.isFrozen(first.meta)).toBe(true);
+        } finally {
+            await state.catalogue.dispose();
+        }
+    }, 60_000);
+});
+
 describe("the wallet catalogue's answers in a burst", () => {
     it("takes one page a turn of the event loop when the thread answers several at once", async () => {
         const state = createWalletState(2_000, 11);
