@@ -182,11 +182,11 @@ const benchSize = async (size: number): Promise<string[]> => {
             "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | ratio (req/s) | bodies equal |",
             "|---|---|---|---|---|---|---|---|---|",
         );
-        // The process's first load at this rate costs what it costs whatever the route (Hapi's and
-        // the load's hot paths compiled, the young generation grown): at a million wallets the
-        // first window held 29-158 ms stalls in five runs (four of them traced); with the floor
-        // route's window first, that one held 28 and 57 ms, and the same query after it 8.5 and
-        // 12 ms. It is paid here, on the floor route, and reported apart.
+        // The process's first load at this rate stalls the loop whatever the route: at a million
+        // wallets the first window held 29-158 ms stalls in five runs (four of them traced), much
+        // of it on the CPU outside any collection; with the floor route's window first, that one
+        // held 28 and 57 ms, and the same query after it 8.5 and 12 ms. It is paid here, on the
+        // floor route, and reported apart.
         const { result: firstFloor, stallMs: firstFloorStallMs } = await measuredLoad(
             `${urlOf(ours)}${BASELINE}`,
             3_000,
