@@ -2,6 +2,7 @@ import { createServer, IncomingHttpHeaders, Server, ServerResponse } from "http"
 import { AddressInfo } from "net";
 
 export interface ReceivedRequest {
+    url: string;
     headers: IncomingHttpHeaders;
     body: string;
     receivedAt: number;
@@ -30,6 +31,7 @@ export class Receiver {
             request.on("data", (chunk: Buffer) => chunks.push(chunk));
             request.on("end", () => {
                 const received = {
+                    url: request.url ?? "",
                     headers: request.headers,
                     body: Buffer.concat(chunks).toString(),
                     receivedAt: Date.now(),
