@@ -23,6 +23,8 @@ const BLOCK_BITS = 12;
 const BLOCK_MASK = (1 << BLOCK_BITS) - 1;
 // A list further behind than this share of the wallets is sorted again rather than patched.
 const PATCH_LIMIT_SHARE = 0.05;
+// The block's refresh looks up this often for requests that came meanwhile, and gives way to them.
+const REFRESH_SLICE_MS = 1;
 
 /**
  * One wallet as listed: core-api's resource and the wallet's place in the repository (core-api's
@@ -50,6 +52,8 @@ interface SortedList {
     accepts: (entry: Entry) => boolean;
     /** Set while changes are patched in, in slices: nobody reads the list meanwhile. */
     patching?: Promise<void>;
+    /** Requests waiting for its patching to end: a refresh patching it does not give way to them. */
+    awaited: number;
 }
 
 const touch = <T>(cache: Map<string, T>, key: string, value: T, limit: number): void => {
@@ -88,9 +92,9 @@ export class WalletLists {
     private readonly sortings = new Map<string, Promise<SortedList>>();
     /** Versions of lists being sorted: the changes after them are kept until they are patched. */
     private readonly sortingFrom: number[] = [];
-    /** Page requests being answered, and the refresh waiting for them to end. */
+    /** Page requests being answered, and the refresh waiting for them (see giveWayToRequests). */
     private requestsUnderWay = 0;
-    private onRequestsDone: Array<() => void> = [];
+    private refreshWaiting: Array<() => void> = [];
 
     public constructor(private readonly criteria: CriteriaTester) {}
 
@@ -151,18 +155,17 @@ export class WalletLists {
 
     /**
      * Brings every list kept up to date, so that the requests after a block find them current. It
-     * gives way to requests: between two lists it lets the thread take the questions waiting (the
-     * lists of a block took 9-10 ms in one go at 100,000 wallets, and the first request after the
-     * block waited for all of them), and it waits while a request brings its own list up to date.
+     * gives way to requests: between two lists, and every millisecond within one, it lets the
+     * thread take the questions waiting (the lists of a block took 9-10 ms in one go at 100,000
+     * wallets, and the first request after the block waited for all of them), and it waits while a
+     * request brings its own list up to date.
      */
     public async refresh(): Promise<void> {
         for (const list of [...this.orders.values(), ...this.filtered.values()]) {
             await yieldToEventLoop();
-            while (this.requestsUnderWay > 0) {
-                await new Promise<void>((resume) => this.onRequestsDone.push(resume));
-            }
+            await this.giveWayToRequests();
             try {
-                await this.bringUpToDate(list);
+                await this.bringUpToDate(list, { limited: true, refreshing: true });
             } catch {
                 // A list whose values core-api cannot compare was dropped; its next request
                 // answers the error as core-api does.
@@ -188,12 +191,28 @@ export class WalletLists {
         try {
             return await this.answerPage(pagination, sorting, ...criterias);
         } finally {
-            if (--this.requestsUnderWay === 0) {
-                const waiting = this.onRequestsDone;
-                this.onRequestsDone = [];
-                waiting.forEach((resume) => resume());
-            }
+            this.requestsUnderWay--;
+            this.resumeRefresh();
         }
+    }
+
+    /**
+     * Waits while requests are under way, but for those waiting on `list`, the one the refresh
+     * patches (they wait for it: the refresh waiting for them would wait for ever). A request
+     * brings its own list up to date alone, rather than in turns with the refresh's: with turns, the
+     * first request after a block at a million wallets waited for slices of lists it did not ask.
+     */
+    private async giveWayToRequests(list?: SortedList): Promise<void> {
+        while (this.requestsUnderWay > (list?.awaited ?? 0)) {
+            await new Promise<void>((resume) => this.refreshWaiting.push(resume));
+        }
+    }
+
+    /** The refresh looks again whether it may go on (see giveWayToRequests). */
+    private resumeRefresh(): void {
+        const waiting = this.refreshWaiting;
+        this.refreshWaiting = [];
+        waiting.forEach((resume) => resume());
     }
 
     private async answerPage(
@@ -211,7 +230,7 @@ export class WalletLists {
         for (;;) {
             const cache = unfiltered ? this.orders : this.filtered;
             const list = cache.get(listKey);
-            if (list && (await this.bringUpToDate(list))) {
+            if (list && (await this.bringUpToDate(list, { limited: true, refreshing: false }))) {
                 if (!this.isCurrent(list) || cache.get(listKey) !== list) {
                     continue; // wallets changed while it was patched in slices
                 }
@@ -268,11 +287,24 @@ export class WalletLists {
         return list.version === this.version && list.patching === undefined;
     }
 
-    /** Patches a list to the current version; false when it is too far behind to patch. */
-    private async bringUpToDate(list: SortedList, limited = true): Promise<boolean> {
+    /**
+     * Patches a list to the current version; false when it is too far behind to patch (`limited`:
+     * more changes than a sort would cost). `refreshing`: the block's refresh patches it, and gives
+     * way to requests.
+     */
+    private async bringUpToDate(
+        list: SortedList,
+        { limited, refreshing }: { limited: boolean; refreshing: boolean },
+    ): Promise<boolean> {
         for (;;) {
             if (list.patching) {
-                await list.patching;
+                list.awaited++;
+                this.resumeRefresh(); // a refresh that gave way may be patching this very list
+                try {
+                    await list.patching;
+                } finally {
+                    list.awaited--;
+                }
                 continue;
             }
             if (list.version === this.version) {
@@ -286,7 +318,7 @@ export class WalletLists {
             if (limited && changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
                 return false;
             }
-            list.patching = this.patch(list, pending).finally(() => (list.patching = undefined));
+            list.patching = this.patch(list, pending, refreshing).finally(() => (list.patching = undefined));
             await list.patching;
         }
     }
@@ -294,13 +326,18 @@ export class WalletLists {
     /**
      * Removes each changed wallet's old entry and inserts its new one, in order (a wallet changed
      * twice is removed and inserted twice; entries are snapshots, so a superseded entry is still
-     * found where its old values sort), yielding whenever a slice has run.
+     * found where its old values sort), yielding whenever a slice has run; the refresh's patch also
+     * gives way to requests.
      */
-    private async patch(list: SortedList, pending: Change[]): Promise<void> {
+    private async patch(list: SortedList, pending: Change[], refreshing: boolean): Promise<void> {
+        const sliceMs = refreshing ? REFRESH_SLICE_MS : SLICE_MS;
         let sliceStart = performance.now();
         const step = async (): Promise<void> => {
-            if (performance.now() - sliceStart > SLICE_MS) {
+            if (performance.now() - sliceStart > sliceMs) {
                 await yieldToEventLoop();
+                if (refreshing) {
+                    await this.giveWayToRequests(list);
+                }
                 sliceStart = performance.now();
             }
         };
@@ -353,10 +390,11 @@ export class WalletLists {
         const version = this.version;
         this.sortingFrom.push(version);
         try {
-            const list: SortedList = { version, items: await this.matchingSorted(version, accepts, order), accepts };
+            const items = await this.matchingSorted(version, accepts, order);
+            const list: SortedList = { version, items, accepts, awaited: 0 };
             // The changes that came while it was sorted are patched in whatever their number:
             // sorting again would meet as many, and never finish.
-            await this.bringUpToDate(list, false);
+            await this.bringUpToDate(list, { limited: false, refreshing: false });
             return list;
         } finally {
             this.sortingFrom.splice(this.sortingFrom.indexOf(version), 1);

@@ -54,4 +54,84 @@ describe("the wallet lists after a block", () => {
         const richest = await lists.page({ offset: 0, limit: 1 }, ORDERS[0]);
         expect(richest.results[0].balance).toBe(1_000_029n);
     });
+
+    describe("when the refresh's patch of a list takes many slices", () => {
+        // 4,000 changes in 100,000 wallets, in 40 versions of 100: patched, not sorted again, in
+        // tens of milliseconds; a list's version says how far its patch has come.
+        const blockOfManyChanges = (lists: WalletLists): void => {
+            for (let batch = 0; batch < 40; batch++) {
+                lists.put(
+                    Array.from({ length: 100 }, (_, step) => {
+                        const changed = batch * 100 + step;
+                        return walletOf(changed * 23 + 5, 5_000_000n + BigInt(changed));
+                    }),
+                );
+            }
+        };
+        const listsOfTwoOrders = async (): Promise<WalletLists> => {
+            const lists = new WalletLists(noCriteria);
+            lists.put(Array.from({ length: 100_000 }, (_, index) => walletOf(index, BigInt(index))));
+            // The refresh goes through the lists least recently read first: ORDERS[0] first.
+            await lists.page({ offset: 0, limit: 10 }, ORDERS[0]);
+            await lists.page({ offset: 0, limit: 10 }, ORDERS[3]);
+            return lists;
+        };
+        /** Asks for a page once the refresh has begun, and notes the first list's version at every turn until answered. */
+        const askDuringRefresh = (lists: WalletLists, sorting: Contracts.Search.Sorting) =>
+            new Promise<{
+                balances: bigint[];
+                firstListVersions: Set<number>;
+                whenAnswered: ReturnType<WalletLists["state"]>;
+            }>((resolve) =>
+                setImmediate(() => {
+                    const firstListVersions = new Set<number>();
+                    let answered = false;
+                    const note = (): void => {
+                        if (!answered) {
+                            firstListVersions.add(lists.state().lists[0]);
+                            setImmediate(note);
+                        }
+                    };
+                    note();
+                    void lists.page({ offset: 0, limit: 2 }, sorting).then((answer) => {
+                        answered = true;
+                        resolve({
+                            balances: answer.results.map((wallet) => wallet.balance as unknown as bigint),
+                            firstListVersions,
+                            whenAnswered: lists.state(),
+                        });
+                    });
+                }),
+            );
+
+        it("stops patching the list it is on while a request patches another", async () => {
+            const lists = await listsOfTwoOrders();
+            blockOfManyChanges(lists);
+
+            const refreshed = lists.refresh();
+            const { balances, firstListVersions, whenAnswered } = await askDuringRefresh(lists, ORDERS[3]);
+            await refreshed;
+
+            expect(balances).toEqual([0n, 1n]);
+            // The refresh's list had begun and stood still while the request's was patched.
+            expect(firstListVersions.size).toBe(1);
+            expect([...firstListVersions][0]).toBeLessThan(whenAnswered.version);
+            expect(whenAnswered.lists[1]).toBe(whenAnswered.version);
+            expect(lists.state().lists).toEqual([lists.state().version, lists.state().version]);
+        });
+
+        it("answers a request for the very list it is patching once that patch ends", async () => {
+            const lists = await listsOfTwoOrders();
+            blockOfManyChanges(lists);
+
+            const refreshed = lists.refresh();
+            const { balances, whenAnswered } = await askDuringRefresh(lists, ORDERS[0]);
+            await refreshed;
+
+            expect(balances).toEqual([5_003_999n, 5_003_998n]);
+            // A list read moves last: the one asked is current, the other not yet.
+            expect(whenAnswered.lists).toEqual([whenAnswered.version - 40, whenAnswered.version]);
+            expect(lists.state().lists).toEqual([lists.state().version, lists.state().version]);
+        });
+    });
 });
