@@ -1,5 +1,5 @@
 import { AddressInfo } from "net";
-import { IntervalHistogram, monitorEventLoopDelay } from "perf_hooks";
+import { constants, IntervalHistogram, monitorEventLoopDelay, PerformanceEntry, PerformanceObserver } from "perf_hooks";
 
 import { Container, Contracts } from "@arkecosystem/core-kernel";
 import { Utils } from "@arkecosystem/crypto";
@@ -64,6 +64,45 @@ const openWindow = async (delay: IntervalHistogram): Promise<void> => {
     await new Promise((resolve) => setTimeout(resolve, ARM_MS));
 };
 
+/**
+ * The node thread's garbage collections, so that a window's longest stall can be set beside its
+ * longest collection: a pause of the collector holds every route of the node alike.
+ */
+class Collections {
+    private readonly seen: { start: number; duration: number; major: boolean }[] = [];
+    private readonly observer = new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) {
+            const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+            const kind = detail?.kind;
+            this.seen.push({
+                start: entry.startTime,
+                duration: entry.duration,
+                major: kind === constants.NODE_PERFORMANCE_GC_MAJOR,
+            });
+        }
+    });
+
+    public constructor() {
+        this.observer.observe({ entryTypes: ["gc"] });
+    }
+
+    /** The longest collection that began in from..to (performance.now() times), once the observer's entries are in. */
+    public async longestWithin(from: number, to: number): Promise<string> {
+        await new Promise((resolve) => setImmediate(resolve));
+        const longest = this.seen
+            .filter((collection) => collection.start >= from && collection.start <= to)
+            .reduce<
+                { duration: number; major: boolean } | undefined
+            >((most, collection) => (most && most.duration >= collection.duration ? most : collection), undefined);
+        this.seen.length = 0;
+        return longest ? `${longest.duration.toFixed(1)} (${longest.major ? "major" : "young"})` : "none";
+    }
+
+    public stop(): void {
+        this.observer.disconnect();
+    }
+}
+
 /** core-api's wallet routes and ours over one core-state repository, for each size. */
 export const benchWallets = async (): Promise<string[]> => {
     const rows: string[] = [];
@@ -96,22 +135,32 @@ const benchSize = async (size: number): Promise<string[]> => {
     const coreApi = await state.coreApiServer();
     await Promise.all([ours.start(), coreApi.start()]);
     const delay = monitorEventLoopDelay({ resolution: 1 });
+    const collections = new Collections();
     /**
      * A load on one route with a block every BLOCK_TIME_MS, and the longest stall while it runs.
      * The window opens once the load's thread is started (its start is the bench's, not the
      * route's) and the garbage of what ran before it (core-api's sorts) is collected and swept.
      */
-    const measuredLoad = async (url: string, firstBlock: number): Promise<{ result: LoadResult; stallMs: number }> => {
+    const measuredLoad = async (
+        url: string,
+        firstBlock: number,
+    ): Promise<{ result: LoadResult; stallMs: number; collection: string }> => {
         let blocks: NodeJS.Timeout | undefined;
         let block = 0;
+        let opened = 0;
         const result = await runLoad({ urls: [url] }, LOAD, async () => {
             await collectAndSettle();
             await openWindow(delay);
+            opened = performance.now();
             blocks = setInterval(() => applyBlock(state, wallets, firstBlock + block++), BLOCK_TIME_MS);
         });
         clearInterval(blocks);
         delay.disable();
-        return { result, stallMs: delay.max / 1e6 };
+        return {
+            result,
+            stallMs: delay.max / 1e6,
+            collection: await collections.longestWithin(opened, performance.now()),
+        };
     };
     const rows = [
         `Wallet listings, ${size.toLocaleString("en")} wallets in a core-state WalletRepository, concurrency ${LOAD.concurrency}, up to ${LOAD.maxRequests} requests or ${LOAD.maxMs / 1000} s each; during ours a block every ${BLOCK_TIME_MS / 1000} s changes ${WALLETS_PER_BLOCK} wallets`,
@@ -138,6 +187,7 @@ const benchSize = async (size: number): Promise<string[]> => {
 
         // The first request of each order and filter after each of 30 blocks.
         await openWindow(delay);
+        const blocksOpened = performance.now();
         const afterBlock: number[] = [];
         let unequal = 0;
         for (let block = 0; block < BLOCKS_MEASURED; block++) {
@@ -150,6 +200,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
         delay.disable();
         const blocksStallMs = delay.max / 1e6;
+        const blocksCollection = await collections.longestWithin(blocksOpened, performance.now());
         afterBlock.sort((a, b) => a - b);
         // The same after more blocks for the floor route: what the first request after a block
         // waits for in this process whatever it asks (the block's changes sent to the wallet thread,
@@ -177,20 +228,21 @@ const benchSize = async (size: number): Promise<string[]> => {
 
         rows.push(
             `Catalogue (after one request to the floor route): first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms), memory: the wallet thread's heap and typed arrays ${(threadBytes / 1e6).toFixed(0)} MB (${(threadBytes / size).toFixed(0)} bytes a wallet), the node's heap ${heapCatalogue >= 0 ? "+" : ""}${(heapCatalogue / 1e6).toFixed(0)} MB (the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
-            `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms; bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
+            `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms (longest collection of the node's heap ${blocksCollection} ms); bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
             "",
-            "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | ratio (req/s) | bodies equal |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then, ms | ratio (req/s) | bodies equal |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         );
         // The process's first load at this rate stalls the loop whatever the route: at a million
         // wallets the first window held 29-158 ms stalls in five runs (four of them traced), much
         // of it on the CPU outside any collection; with the floor route's window first, that one
         // held 28 and 57 ms, and the same query after it 8.5 and 12 ms. It is paid here, on the
         // floor route, and reported apart.
-        const { result: firstFloor, stallMs: firstFloorStallMs } = await measuredLoad(
-            `${urlOf(ours)}${BASELINE}`,
-            3_000,
-        );
+        const {
+            result: firstFloor,
+            stallMs: firstFloorStallMs,
+            collection: firstFloorCollection,
+        } = await measuredLoad(`${urlOf(ours)}${BASELINE}`, 3_000);
         for (const query of QUERIES) {
             const [a, b] = await Promise.all([bodyOf(`${urlOf(ours)}${query}`), bodyOf(`${urlOf(coreApi)}${query}`)]);
             // core-api sorts every wallet per request: at a million, one request at a time, one is enough.
@@ -198,7 +250,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                 { urls: [`${urlOf(coreApi)}${query}`] },
                 size >= 500_000 ? { concurrency: 1, maxRequests: 1, maxMs: 1 } : LOAD,
             );
-            const { result: mine, stallMs } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
+            const { result: mine, stallMs, collection } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
             rows.push(
                 formatRow([
                     `\`${query.replace("/api", "")}\``,
@@ -208,6 +260,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                     mine.p50Ms,
                     mine.p99Ms,
                     stallMs,
+                    collection,
                     `${(mine.perSecond / theirs.perSecond).toFixed(0)}×`,
                     a === b ? "yes" : "NO",
                 ]),
@@ -215,12 +268,17 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
         // What this process's event loop shows without any wallet work: its garbage collector
         // marking a heap of this size while requests allocate.
-        const { result: floor, stallMs: floorStallMs } = await measuredLoad(`${urlOf(ours)}${BASELINE}`, 2_000);
+        const {
+            result: floor,
+            stallMs: floorStallMs,
+            collection: floorCollection,
+        } = await measuredLoad(`${urlOf(ours)}${BASELINE}`, 2_000);
         rows.push(
             "",
-            `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms; in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms.`,
+            `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection ${floorCollection} ms); in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection ${firstFloorCollection} ms).`,
         );
     } finally {
+        collections.stop();
         await Promise.all([ours.stop(), coreApi.stop(), state.catalogue.dispose()]);
     }
     return rows;
