@@ -197,13 +197,14 @@ export class WalletLists {
     }
 
     /**
-     * Waits while requests are under way, but for those waiting on `list`, the one the refresh
-     * patches (they wait for it: the refresh waiting for them would wait for ever). A request
-     * brings its own list up to date alone, rather than in turns with the refresh's: with turns, the
-     * first request after a block at a million wallets waited for slices of lists it did not ask.
+     * Waits while requests are under way, unless a request waits for `list`, the one the refresh
+     * patches: then the patch is that request's, and goes on beside the others (waiting for them
+     * would keep it waiting as long as others kept coming). A request brings its own list up to
+     * date alone, rather than in turns with the refresh's: with turns, the first request after a
+     * block at a million wallets waited for slices of lists it did not ask.
      */
     private async giveWayToRequests(list?: SortedList): Promise<void> {
-        while (this.requestsUnderWay > (list?.awaited ?? 0)) {
+        while (this.requestsUnderWay > 0 && !(list && list.awaited > 0)) {
             await new Promise<void>((resume) => this.refreshWaiting.push(resume));
         }
     }

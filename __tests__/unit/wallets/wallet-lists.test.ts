@@ -1,4 +1,4 @@
-import { WalletResource } from "@arkecosystem/core-api/dist/resources-new";
+import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 import { Contracts } from "@arkecosystem/core-kernel";
 
 import { WalletLists } from "../../../src/wallets/wallet-lists";
@@ -76,8 +76,11 @@ describe("the wallet lists after a block", () => {
             await lists.page({ offset: 0, limit: 10 }, ORDERS[3]);
             return lists;
         };
-        /** Asks for a page once the refresh has begun, and notes the first list's version at every turn until answered. */
-        const askDuringRefresh = (lists: WalletLists, sorting: Contracts.Search.Sorting) =>
+        /**
+         * Asks for a page once the refresh has begun (and starts `alongside` just before), and
+         * notes the first list's version at every turn until answered.
+         */
+        const askDuringRefresh = (lists: WalletLists, sorting: Contracts.Search.Sorting, alongside = (): void => {}) =>
             new Promise<{
                 balances: bigint[];
                 firstListVersions: Set<number>;
@@ -93,6 +96,7 @@ describe("the wallet lists after a block", () => {
                         }
                     };
                     note();
+                    alongside();
                     void lists.page({ offset: 0, limit: 2 }, sorting).then((answer) => {
                         answered = true;
                         resolve({
@@ -132,6 +136,36 @@ describe("the wallet lists after a block", () => {
             // A list read moves last: the one asked is current, the other not yet.
             expect(whenAnswered.lists).toEqual([whenAnswered.version - 40, whenAnswered.version]);
             expect(lists.state().lists).toEqual([lists.state().version, lists.state().version]);
+        });
+
+        it("goes on with the list a request waits for while other requests keep coming", async () => {
+            const lists = await listsOfTwoOrders();
+            blockOfManyChanges(lists);
+            let waiting = true;
+            let others = 0;
+            // Requests for ever new filters, two at a time: each sorts its matches in slices, so
+            // that another request is under way at every turn while the first one waits.
+            const keepAsking = async (lane: number): Promise<void> => {
+                for (let from = 90_000 + lane; waiting && others < 60; from += 2) {
+                    const criteria = { balance: { from } } as unknown as WalletCriteria;
+                    await lists.page({ offset: 0, limit: 1 }, ORDERS[0], criteria);
+                    others++;
+                }
+            };
+            const lanes: Promise<void>[] = [];
+
+            const refreshed = lists.refresh();
+            const { balances } = await askDuringRefresh(lists, ORDERS[0], () =>
+                lanes.push(keepAsking(0), keepAsking(1)),
+            );
+            const othersWhenAnswered = others;
+            waiting = false;
+            await Promise.all(lanes);
+            await refreshed;
+
+            expect(balances).toEqual([5_003_999n, 5_003_998n]);
+            // Answered once the refresh's patch of its list ended, not once the others stopped.
+            expect(othersWhenAnswered).toBeLessThan(20);
         });
     });
 });
