@@ -52,7 +52,7 @@ interface SortedList {
     accepts: (entry: Entry) => boolean;
     /** Set while changes are patched in, in slices: nobody reads the list meanwhile. */
     patching?: Promise<void>;
-    /** Requests waiting for its patching to end: a refresh patching it does not give way to them. */
+    /** Requests waiting for its patching to end: a refresh patching it goes on whatever else is under way. */
     awaited: number;
 }
 
@@ -299,13 +299,7 @@ export class WalletLists {
     ): Promise<boolean> {
         for (;;) {
             if (list.patching) {
-                list.awaited++;
-                this.resumeRefresh(); // a refresh that gave way may be patching this very list
-                try {
-                    await list.patching;
-                } finally {
-                    list.awaited--;
-                }
+                await this.waitForPatch(list, !refreshing);
                 continue;
             }
             if (list.version === this.version) {
@@ -321,6 +315,21 @@ export class WalletLists {
             }
             list.patching = this.patch(list, pending, refreshing).finally(() => (list.patching = undefined));
             await list.patching;
+        }
+    }
+
+    /** Waits for the list's patch under way; a request waiting for it keeps a refresh patching it from giving way. */
+    private async waitForPatch(list: SortedList, byRequest: boolean): Promise<void> {
+        if (!byRequest) {
+            await list.patching;
+            return;
+        }
+        list.awaited++;
+        this.resumeRefresh(); // a refresh that gave way may be patching this very list
+        try {
+            await list.patching;
+        } finally {
+            list.awaited--;
         }
     }
 
