@@ -1,5 +1,5 @@
 import { regexp as arkRegexp } from "@arkecosystem/core-webhooks/dist/conditions";
-import { monitorEventLoopDelay, performance, PerformanceObserver } from "perf_hooks";
+import { monitorEventLoopDelay, performance } from "perf_hooks";
 
 import { eventually } from "../__tests__/support/http";
 import { startPlugin } from "../__tests__/support/plugin-harness";
@@ -7,6 +7,7 @@ import { defaults } from "../src/defaults";
 import { RegexpPool } from "../src/events/regexp-pool";
 import { compileMatcher } from "../src/events/matcher";
 import { estimateRegexpCost } from "../src/events/regexp-budget";
+import { Collections } from "./collections";
 import { formatRow, percentile } from "./load";
 
 const PROGRAM_BUDGET = Number(defaults.limits.regexpProgramSize);
@@ -111,13 +112,7 @@ const matchingCap = async (pattern: string, chars: number, events: number, waitF
     const delay = monitorEventLoopDelay({ resolution: 1 });
     const calls: Array<{ begin: number; end: number }> = [];
     // The node's own collections that fell within a listener call: the slowest call's share of them.
-    const collections: Array<{ begin: number; end: number }> = [];
-    const observer = new PerformanceObserver((list) =>
-        list
-            .getEntries()
-            .forEach((entry) => collections.push({ begin: entry.startTime, end: entry.startTime + entry.duration })),
-    );
-    observer.observe({ entryTypes: ["gc"] });
+    const collections = new Collections();
     delay.enable();
     // The histogram counts a stall from its second tick on: the first event must not come before it.
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -139,13 +134,13 @@ const matchingCap = async (pattern: string, chars: number, events: number, waitF
     const matchedAfterMs = performance.now() - started;
     const rssGrowthMb = (process.memoryUsage().rss - rssBefore) / 1e6;
     delay.disable();
-    // Entries reach the observer a turn after the collection.
-    await new Promise((resolve) => setImmediate(resolve));
-    observer.disconnect();
-    await running.stop();
     const listenerMs = calls.map(({ begin, end }) => end - begin);
     const slowest = calls[1 + listenerMs.slice(1).indexOf(Math.max(...listenerMs.slice(1)))];
-    const collectedWithin = collections.reduce(
+    // Any collection that overlaps the slowest call began before its end.
+    const overlapping = await collections.within(Number.NEGATIVE_INFINITY, slowest.end);
+    collections.stop();
+    await running.stop();
+    const collectedWithin = overlapping.reduce(
         (sum, { begin, end }) => sum + Math.max(0, Math.min(end, slowest.end) - Math.max(begin, slowest.begin)),
         0,
     );

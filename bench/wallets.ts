@@ -1,5 +1,5 @@
 import { AddressInfo } from "net";
-import { constants, IntervalHistogram, monitorEventLoopDelay, PerformanceEntry, PerformanceObserver } from "perf_hooks";
+import { IntervalHistogram, monitorEventLoopDelay } from "perf_hooks";
 
 import { Container, Contracts } from "@arkecosystem/core-kernel";
 import { Utils } from "@arkecosystem/crypto";
@@ -9,6 +9,7 @@ import { createWalletState, WalletState } from "../__tests__/support/wallet-stat
 import { defaults } from "../src/defaults";
 import { createHttpServer } from "../src/http/server";
 import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
+import { Collections } from "./collections";
 import { formatRow, LoadResult, percentile, runLoad } from "./load";
 
 // `npm run bench -- wallets` runs 100,000; BENCH_WALLETS=100000,1000000 runs both (a million
@@ -63,45 +64,6 @@ const openWindow = async (delay: IntervalHistogram): Promise<void> => {
     delay.enable();
     await new Promise((resolve) => setTimeout(resolve, ARM_MS));
 };
-
-/**
- * The node thread's garbage collections, so that a window's longest stall can be set beside its
- * longest collection: a pause of the collector holds every route of the node alike.
- */
-class Collections {
-    private readonly seen: { start: number; duration: number; major: boolean }[] = [];
-    private readonly observer = new PerformanceObserver((list) => {
-        for (const entry of list.getEntries()) {
-            const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
-            const kind = detail?.kind;
-            this.seen.push({
-                start: entry.startTime,
-                duration: entry.duration,
-                major: kind === constants.NODE_PERFORMANCE_GC_MAJOR,
-            });
-        }
-    });
-
-    public constructor() {
-        this.observer.observe({ entryTypes: ["gc"] });
-    }
-
-    /** The longest collection that began in from..to (performance.now() times), once the observer's entries are in. */
-    public async longestWithin(from: number, to: number): Promise<string> {
-        await new Promise((resolve) => setImmediate(resolve));
-        const longest = this.seen
-            .filter((collection) => collection.start >= from && collection.start <= to)
-            .reduce<
-                { duration: number; major: boolean } | undefined
-            >((most, collection) => (most && most.duration >= collection.duration ? most : collection), undefined);
-        this.seen.length = 0;
-        return longest ? `${longest.duration.toFixed(1)} (${longest.major ? "major" : "young"})` : "none";
-    }
-
-    public stop(): void {
-        this.observer.disconnect();
-    }
-}
 
 /** core-api's wallet routes and ours over one core-state repository, for each size. */
 export const benchWallets = async (): Promise<string[]> => {
@@ -228,9 +190,9 @@ const benchSize = async (size: number): Promise<string[]> => {
 
         rows.push(
             `Catalogue (after one request to the floor route): first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms), memory: the wallet thread's heap and typed arrays ${(threadBytes / 1e6).toFixed(0)} MB (${(threadBytes / size).toFixed(0)} bytes a wallet), the node's heap ${heapCatalogue >= 0 ? "+" : ""}${(heapCatalogue / 1e6).toFixed(0)} MB (the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
-            `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms (longest collection of the node's heap ${blocksCollection} ms); bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
+            `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms (longest collection of the node's heap: ${blocksCollection}); bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
             "",
-            "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then, ms | ratio (req/s) | bodies equal |",
+            "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then | ratio (req/s) | bodies equal |",
             "|---|---|---|---|---|---|---|---|---|---|",
         );
         // The process's first load at this rate stalls the loop whatever the route: at a million
@@ -275,7 +237,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         } = await measuredLoad(`${urlOf(ours)}${BASELINE}`, 2_000);
         rows.push(
             "",
-            `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection ${floorCollection} ms); in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection ${firstFloorCollection} ms).`,
+            `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection: ${floorCollection}); in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection: ${firstFloorCollection}).`,
         );
     } finally {
         collections.stop();

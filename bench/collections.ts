@@ -1,0 +1,54 @@
+import { constants, PerformanceEntry, PerformanceObserver } from "perf_hooks";
+
+/** One garbage collection of this thread's heap, in performance.now() times. */
+export interface Collection {
+    begin: number;
+    end: number;
+    major: boolean;
+}
+
+/**
+ * This thread's garbage collections, as a `gc` performance observer reports them: a stall or a
+ * slow call can be set beside the collections within it (a pause of the collector holds every
+ * route and listener of the node alike).
+ */
+export class Collections {
+    private readonly seen: Collection[] = [];
+    private readonly observer = new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) {
+            const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+            this.seen.push({
+                begin: entry.startTime,
+                end: entry.startTime + entry.duration,
+                major: detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR,
+            });
+        }
+    });
+
+    public constructor() {
+        this.observer.observe({ entryTypes: ["gc"] });
+    }
+
+    /** The collections that began in from..to, once the observer's entries are in (a turn after each). */
+    public async within(from: number, to: number): Promise<Collection[]> {
+        await new Promise((resolve) => setImmediate(resolve));
+        return this.seen.filter(({ begin }) => begin >= from && begin <= to);
+    }
+
+    /** The longest collection that began in from..to, as "<ms> ms (young|major)", or "none"; forgets those seen so far. */
+    public async longestWithin(from: number, to: number): Promise<string> {
+        const longest = (await this.within(from, to)).reduce<Collection | undefined>(
+            (most, collection) =>
+                most && most.end - most.begin >= collection.end - collection.begin ? most : collection,
+            undefined,
+        );
+        this.seen.length = 0;
+        return longest
+            ? `${(longest.end - longest.begin).toFixed(1)} ms (${longest.major ? "major" : "young"})`
+            : "none";
+    }
+
+    public stop(): void {
+        this.observer.disconnect();
+    }
+}
