@@ -468,11 +468,11 @@ export class DeliveryDispatcher {
         reportFailure(error, part, this.dependencies.health, this.dependencies.onError);
     }
 
-    /** Sleeps until the next delivery falls due that no cap holds back: those wake it when a slot frees. */
     /**
-     * `now` is the time the pass looked for due work: what fell due after it was not looked at, so
-     * the wake-up is reckoned from it, not from the clock after the pass (that missed a retry due
-     * in between, and slept 30 s).
+     * Sleeps until the next delivery falls due that no cap holds back: those wake it when a slot
+     * frees. `now` is the time the pass looked for due work: what fell due after it was not looked
+     * at, so the wake-up is reckoned from it, not from the clock after the pass (that missed a
+     * retry due in between, and slept 30 s).
      */
     private sleepUntilNextDue(now: number): void {
         let next = this.dependencies.outbox.nextDueAfter(now) ?? now + MAX_SLEEP_MS;
