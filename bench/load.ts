@@ -71,6 +71,58 @@ const run = async () => {
 run().catch((error) => parentPort.postMessage({ error: String(error) }));
 `;
 
+// Asks for pages one after another, from a thread of its own like the load, and times each: the
+// node's thread then pays for the server's work alone, as with a client in another process.
+const ASKER_WORKER = `
+const { parentPort, workerData } = require("worker_threads");
+const { performance } = require("perf_hooks");
+const { Agent, request } = require(workerData.undici);
+const agent = new Agent({ connections: 1, pipelining: 1 });
+parentPort.on("message", async (urls) => {
+    if (urls === "close") {
+        await agent.close();
+        parentPort.close();
+        return;
+    }
+    try {
+        const latencies = [];
+        for (const url of urls) {
+            const begin = performance.now();
+            const response = await request(url, { dispatcher: agent });
+            await response.body.text();
+            latencies.push(performance.now() - begin);
+        }
+        parentPort.postMessage({ latencies });
+    } catch (error) {
+        parentPort.postMessage({ error: String(error) });
+    }
+});
+`;
+
+export interface Asker {
+    /** Each URL asked once, one after another: each response's time, from its request to its body's end. */
+    timeEach(urls: readonly string[]): Promise<number[]>;
+    close(): Promise<void>;
+}
+
+export const startAsker = (): Asker => {
+    const worker = new Worker(ASKER_WORKER, { eval: true, workerData: { undici: require.resolve("undici") } });
+    return {
+        timeEach: (urls) =>
+            new Promise((resolve, reject) => {
+                worker.once("message", (message: { latencies?: number[]; error?: string }) =>
+                    message.latencies ? resolve(message.latencies) : reject(new Error(message.error)),
+                );
+                worker.postMessage(urls);
+            }),
+        close: async () => {
+            const exited = new Promise((resolve) => worker.once("exit", resolve));
+            worker.postMessage("close");
+            await exited;
+        },
+    };
+};
+
 export const percentile = (sorted: number[], fraction: number): number =>
     sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 
