@@ -107,12 +107,21 @@ export interface Asker {
 
 export const startAsker = (): Asker => {
     const worker = new Worker(ASKER_WORKER, { eval: true, workerData: { undici: require.resolve("undici") } });
+    let asking: { resolve: (latencies: number[]) => void; reject: (error: Error) => void } | undefined;
+    const answered = (): typeof asking => {
+        const waiting = asking;
+        asking = undefined;
+        return waiting;
+    };
+    worker.on("message", (message: { latencies?: number[]; error?: string }) =>
+        message.latencies ? answered()?.resolve(message.latencies) : answered()?.reject(new Error(message.error)),
+    );
+    // A thread that dies fails the question it had, instead of leaving it unanswered.
+    worker.on("error", (error) => answered()?.reject(error));
     return {
         timeEach: (urls) =>
             new Promise((resolve, reject) => {
-                worker.once("message", (message: { latencies?: number[]; error?: string }) =>
-                    message.latencies ? resolve(message.latencies) : reject(new Error(message.error)),
-                );
+                asking = { resolve, reject };
                 worker.postMessage(urls);
             }),
         close: async () => {
