@@ -203,6 +203,13 @@ export class DeliveryEngine {
         } catch {
             // The node's thread refused it already (and said so); here it only owes nothing.
             this.index.remove(webhook.id);
+            return;
+        }
+        // Its first events may have been expanded before this news came (the journal is read on the
+        // engine's own turns, the news is a message): the dispatcher then found no such webhook and
+        // let its deliveries wait, so it is woken for them.
+        if (webhook.enabled) {
+            this.dispatcher.wake([webhook.id]);
         }
     }
 
