@@ -181,7 +181,7 @@ export class DeliveryEngine {
     /** Loads the enabled webhooks from the file, then delivers what is owed. */
     public start(): void {
         for (const webhook of new WebhookStore(this.db).all()) {
-            this.putWebhook(webhook);
+            this.indexWebhook(webhook);
         }
         this.dispatcher.start();
         this.retention.start();
@@ -198,18 +198,23 @@ export class DeliveryEngine {
 
     /** A webhook created or changed on the node's thread: its compiled conditions follow. */
     public putWebhook(webhook: Webhook): void {
-        try {
-            this.index.put(webhook);
-        } catch {
-            // The node's thread refused it already (and said so); here it only owes nothing.
-            this.index.remove(webhook.id);
-            return;
-        }
         // Its first events may have been expanded before this news came (the journal is read on the
         // engine's own turns, the news is a message): the dispatcher then found no such webhook and
         // let its deliveries wait, so it is woken for them.
-        if (webhook.enabled) {
+        if (this.indexWebhook(webhook) && webhook.enabled) {
             this.dispatcher.wake([webhook.id]);
+        }
+    }
+
+    /** false when the webhook cannot be indexed. */
+    private indexWebhook(webhook: Webhook): boolean {
+        try {
+            this.index.put(webhook);
+            return true;
+        } catch {
+            // The node's thread refused it already (and said so); here it only owes nothing.
+            this.index.remove(webhook.id);
+            return false;
         }
     }
 
