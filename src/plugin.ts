@@ -142,12 +142,7 @@ export class WebhookPlugin {
             this.writes,
             this.index,
             {
-                changed: (webhook, enabledAgain) => {
-                    this.engine.webhookChanged(webhook);
-                    if (enabledAgain) {
-                        this.engine.wake([webhook.id]);
-                    }
-                },
+                changed: (webhook) => this.engine.webhookChanged(webhook),
                 removed: (id) => this.engine.webhookRemoved(id),
             },
             this.shared,

@@ -18,8 +18,8 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 
 /** Told of every committed change to the register, after the listener's index follows it. */
 export interface RegisterObserver {
-    /** A webhook created, restored or changed; `enabledAgain` when a disabled one was enabled, so that its waiting deliveries go out. */
-    changed(webhook: Webhook, enabledAgain: boolean): void;
+    /** A webhook created, restored or changed (the delivery engine sends what an enabled one owes). */
+    changed(webhook: Webhook): void;
     removed(id: string): void;
 }
 
@@ -102,7 +102,7 @@ export class WebhookRegister {
         }
         await this.writes.run(() => this.store.insert(webhook));
         this.index.put(webhook);
-        this.observer.changed(webhook, false);
+        this.observer.changed(webhook);
         return webhook;
     }
 
@@ -142,7 +142,7 @@ export class WebhookRegister {
             added.forEach((webhook) => this.index.remove(webhook.id));
             throw error;
         }
-        added.forEach((webhook) => this.observer.changed(webhook, false));
+        added.forEach((webhook) => this.observer.changed(webhook));
         return { added, refused };
     }
 
@@ -191,13 +191,13 @@ export class WebhookRegister {
             const next: Webhook = { ...current, ...changes, updatedAt: Date.now() };
             this.assertFits(next);
             this.store.update(next);
-            return { next, enabledAgain: next.enabled && !current.enabled };
+            return next;
         });
         if (change) {
-            this.index.put(change.next);
-            this.observer.changed(change.next, change.enabledAgain);
+            this.index.put(change);
+            this.observer.changed(change);
         }
-        return change?.next;
+        return change;
     }
 
     /** true when this call changed the webhook's state (it exists and was the other way). */
@@ -291,7 +291,7 @@ export class WebhookRegister {
             this.index.remove(id);
             this.onRefused(webhook, error instanceof Error ? error.message : String(error));
         }
-        this.observer.changed(webhook, webhook.enabled && current !== undefined && !current.enabled);
+        this.observer.changed(webhook);
     }
 
     public async delete(id: string): Promise<boolean> {
