@@ -4,7 +4,7 @@ import { AddressInfo } from "net";
 import { join } from "path";
 
 import { CostFigures, CostPlan, FromHost, ToHost } from "./cost-host";
-import { formatRow } from "./load";
+import { formatRow, percentile } from "./load";
 
 const PLAN: CostPlan = { webhooks: 10, blocks: 10, eventsPerBlock: 150, blockIntervalMs: 1000 };
 const DELIVERIES = PLAN.webhooks * PLAN.blocks * PLAN.eventsPerBlock;
@@ -92,11 +92,12 @@ const runHost = async (which: "ours" | "ark" | "floor"): Promise<HostRun> => {
 
 const perDelivery = (ms: number, delivered: number): string => (delivered > 0 ? (ms / delivered).toFixed(4) : "–");
 
-const median = (values: readonly number[]): number => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
+// Of an even count, the upper of the two middle values.
+const medianOf = (values: readonly number[]): number =>
+    percentile(
+        [...values].sort((a, b) => a - b),
+        0.5,
+    );
 
 // Rounds of the three hosts, ARK's and ours taking turns at going first: a machine whose speed
 // drifts over a minute (another tenant, the CPU's clock) would otherwise favour whichever ran in
@@ -140,7 +141,7 @@ export const benchCost = async (): Promise<string[]> => {
     const described = (values: number[], digits: number): string =>
         values.length === 1
             ? values[0].toFixed(digits)
-            : `${values.map((value) => value.toFixed(digits)).join(", ")} (median ${median(values).toFixed(digits)})`;
+            : `${values.map((value) => value.toFixed(digits)).join(", ")} (median ${medianOf(values).toFixed(digits)})`;
     const delayMax = (of: keyof Round): string =>
         described(
             rounds.map((round) => round[of].figures.delayMaxMs),
