@@ -191,14 +191,22 @@ describe("the bodies of deliveries", () => {
     });
 });
 
+/** A file at the schema version before the migration that contains `marker`, as an earlier version left it. */
+const olderFile = (file: string, marker: string): BetterSqlite3.Database => {
+    const version = MIGRATIONS.findIndex((migration) => migration.includes(marker));
+    expect(version).toBeGreaterThan(0);
+    const older = new BetterSqlite3(file);
+    MIGRATIONS.slice(0, version).forEach((migration) => older.exec(migration));
+    older.pragma(`user_version = ${version}`);
+    return older;
+};
+
 describe("a file written before bodies were shared", () => {
     it("keeps reading the bodies its rows hold, and shares the bodies of events expanded after the upgrade", () => {
         const dir = mkdtempSync(join(tmpdir(), "cww-upgrade-"));
         const file = join(dir, "webhooks.sqlite");
         try {
-            const older = new BetterSqlite3(file);
-            MIGRATIONS.slice(0, MIGRATIONS.length - 1).forEach((migration) => older.exec(migration));
-            older.pragma(`user_version = ${MIGRATIONS.length - 1}`);
+            const older = olderFile(file, "CREATE TABLE delivery_bodies");
             const hooks = [randomUUID(), randomUUID()];
             for (const hook of hooks) {
                 older
@@ -229,6 +237,77 @@ describe("a file written before bodies were shared", () => {
                     '{"old":true}',
                     load(outbox, hooks[0], ids[0])?.body,
                 ]);
+            } finally {
+                store.close();
+            }
+        } finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
+describe("a file written before attempts were keyed by their delivery's seq", () => {
+    it("keeps every attempt of its deliveries, in order, and drops them with their delivery", () => {
+        const dir = mkdtempSync(join(tmpdir(), "cww-upgrade-attempts-"));
+        const file = join(dir, "webhooks.sqlite");
+        try {
+            const older = olderFile(file, "CREATE TABLE attempts_by_seq");
+            const hook = randomUUID();
+            older
+                .prepare(
+                    `INSERT INTO webhooks (id, event, target, enabled, conditions, match, token, created_at, updated_at)
+                     VALUES (?, 'block.applied', 'http://127.0.0.1:9/hook', 1, '[]', 'any', 'token', 0, 0)`,
+                )
+                .run(hook);
+            const [retried, once] = [randomUUID(), randomUUID()];
+            const addDelivery = older.prepare(
+                `INSERT INTO deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at, updated_at)
+                 VALUES (?, ?, 'block.applied', '{}', ?, ?, NULL, 1, 1)`,
+            );
+            addDelivery.run(retried, hook, "delivered", 2);
+            addDelivery.run(once, hook, "dead", 1);
+            const addAttempt = older.prepare(
+                `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt)
+                 VALUES (?, ?, ?, 5, ?, ?, ?)`,
+            );
+            addAttempt.run(retried, 2, 20, 200, null, "ok");
+            addAttempt.run(retried, 1, 10, null, "connect ECONNREFUSED", null);
+            addAttempt.run(once, 1, 30, 410, null, "gone");
+            older.close();
+
+            const store = openStore(file);
+            try {
+                const outbox = new DeliveryStore(store.outbox);
+                expect(outbox.attempts(retried)).toEqual([
+                    {
+                        deliveryId: retried,
+                        number: 1,
+                        startedAt: 10,
+                        durationMs: 5,
+                        statusCode: null,
+                        error: "connect ECONNREFUSED",
+                        responseExcerpt: null,
+                    },
+                    {
+                        deliveryId: retried,
+                        number: 2,
+                        startedAt: 20,
+                        durationMs: 5,
+                        statusCode: 200,
+                        error: null,
+                        responseExcerpt: "ok",
+                    },
+                ]);
+                expect(outbox.attempts(once).map((attempt) => attempt.statusCode)).toEqual([410]);
+
+                const [fresh] = journalEvent(store, [hook], 2);
+                expand(store);
+                finish(outbox, fresh, 40);
+                expect(outbox.attempts(fresh).map((attempt) => attempt.startedAt)).toEqual([40]);
+
+                expect(outbox.purgeFinishedBefore(2)).toBe(2);
+                expect(outbox.attempts(retried)).toEqual([]);
+                expect(store.outbox.prepare("SELECT COUNT(*) AS n FROM attempts").get()).toEqual({ n: 1 });
             } finally {
                 store.close();
             }

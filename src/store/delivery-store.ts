@@ -108,12 +108,13 @@ export class DeliveryStore {
                 "SELECT COUNT(*) AS total FROM deliveries WHERE webhook_id = ?",
             ),
             attempts: db.prepare<[string], AttemptRow>(
-                `SELECT delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt
-                 FROM attempts WHERE delivery_id = ? ORDER BY number`,
+                `SELECT d.id AS delivery_id, a.number, a.started_at, a.duration_ms, a.status_code, a.error, a.response_excerpt
+                 FROM deliveries d JOIN attempts a ON a.delivery_seq = d.seq WHERE d.id = ? ORDER BY a.number`,
             ),
             insertAttempt: db.prepare<AttemptRow>(
-                `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt)
-                 VALUES (@delivery_id, @number, @started_at, @duration_ms, @status_code, @error, @response_excerpt)`,
+                `INSERT INTO attempts (delivery_seq, number, started_at, duration_ms, status_code, error, response_excerpt)
+                 SELECT seq, @number, @started_at, @duration_ms, @status_code, @error, @response_excerpt
+                 FROM deliveries WHERE id = @delivery_id`,
             ),
             updateState: db.prepare<[string, number, number | null, number, string]>(
                 "UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?",

@@ -95,4 +95,25 @@ export const MIGRATIONS: readonly string[] = [
         DELETE FROM delivery_bodies WHERE seq = OLD.body_seq AND refs <= 0;
     END;
     `,
+    // Attempts in one b-tree keyed by their delivery's seq, which grows with time, instead of a
+    // table and an index on the delivery's id: one insert an attempt instead of two, its delivery
+    // found by rowid, and with the shared register's ids (a chain event's, random) no random page
+    // of that index to write to the log at each commit.
+    `
+    CREATE TABLE attempts_by_seq (
+        delivery_seq INTEGER NOT NULL REFERENCES deliveries (seq) ON DELETE CASCADE,
+        number INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        status_code INTEGER,
+        error TEXT,
+        response_excerpt TEXT,
+        PRIMARY KEY (delivery_seq, number)
+    ) WITHOUT ROWID;
+    INSERT INTO attempts_by_seq (delivery_seq, number, started_at, duration_ms, status_code, error, response_excerpt)
+        SELECT d.seq, a.number, a.started_at, a.duration_ms, a.status_code, a.error, a.response_excerpt
+        FROM attempts a JOIN deliveries d ON d.id = a.delivery_id;
+    DROP TABLE attempts;
+    ALTER TABLE attempts_by_seq RENAME TO attempts;
+    `,
 ];
