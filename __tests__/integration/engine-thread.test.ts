@@ -287,6 +287,40 @@ describe("the delivery engine", () => {
         });
     });
 
+    describe("a webhook without conditions disabled between its event and the engine's reading of it", () => {
+        // Such a webhook is owed its events in the engine (they name it in a group): an event of
+        // when it was enabled is owed to it all the same, and waits until it is enabled again.
+        it("delivers the event once it is enabled again", async () => {
+            const receiver = await new Receiver().start();
+            receivers.push(receiver);
+            running = await startPlugin({}, { engine: "inline" });
+            const engine = running.plugin.engine;
+            const id = await createWebhook(running, receiver.url);
+            // The engine's pass for the new webhook is over: from here only a wake starts one.
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            const wake = jest.spyOn(engine, "wake").mockImplementation(() => undefined);
+
+            running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
+            const disable = await requestJson(`${running.url}/webhooks/${id}`, {
+                method: "PUT",
+                body: { enabled: false },
+            });
+            expect(disable.status).toBe(204);
+            wake.mockRestore();
+            engine.wake();
+            const outbox = running.plugin.outbox;
+            await eventually(async () => (outbox.pendingWebhookIds().includes(id) ? true : undefined), {
+                intervalMs: 10,
+            });
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            expect(receiver.requests).toHaveLength(0);
+
+            await requestJson(`${running.url}/webhooks/${id}`, { method: "PUT", body: { enabled: true } });
+            await eventually(async () => (receiver.requests.length === 1 ? true : undefined), { timeoutMs: 5_000 });
+            expect(heightOf(receiver.requests[0].body)).toBe(1);
+        });
+    });
+
     describe("GET /metrics", () => {
         it("counts events, deliveries by outcome, attempt durations and each origin's concurrency", async () => {
             const receiver = await new Receiver().start();

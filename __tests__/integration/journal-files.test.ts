@@ -14,6 +14,8 @@ import { tmpdir } from "os";
 import { join } from "path";
 
 import { JournalExpander } from "../../src/delivery/journal-expander";
+import { compileMatcher } from "../../src/events/matcher";
+import { RegexpPool } from "../../src/events/regexp-pool";
 import { openStore, StoreConnections } from "../../src/store/database";
 import { DeliveryStore } from "../../src/store/delivery-store";
 import { EventJournal, JournaledEvent } from "../../src/store/event-journal";
@@ -219,6 +221,41 @@ describe("the journal's files", () => {
         expect(lostGroups).toEqual([]);
         again.close();
         small.close();
+    });
+
+    it("owes a delivery to each webhook of a group without conditions, its id born in the engine, the body never read", () => {
+        const [first, second] = [addWebhookRow(store), addWebhookRow(store)];
+        const files = writer();
+        const group = Object.freeze([first, second]);
+        // Not JSON: neither a webhook without conditions nor a fresh id needs the payload.
+        [1, 2].forEach((height) =>
+            files.append({ ...eventFor([], height, `not json ${height}`), deferredGroup: group }),
+        );
+        const options = { regexpInputChars: 1024, regexps: new RegexpPool(10) };
+        const journal = reader();
+        const expander = new JournalExpander({
+            journal,
+            matcherOf: () => compileMatcher([], "any", options),
+            now: () => 0,
+        });
+
+        const { drained, deliveries } = expander.expand(Infinity);
+
+        expect(drained).toBe(true);
+        expect(deliveries.map(({ webhookId, body }) => [webhookId, body])).toEqual([
+            [first, "not json 1"],
+            [second, "not json 1"],
+            [first, "not json 2"],
+            [second, "not json 2"],
+        ]);
+        const ids = deliveries.map(({ id }) => id);
+        expect(new Set(ids).size).toBe(4);
+        ids.forEach((id) =>
+            expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+        );
+        expect([...pendingIds(first), ...pendingIds(second)].sort()).toEqual([...ids].sort());
+        journal.close();
+        files.close();
     });
 
     it("writes a group prepared ahead before any event refers to it, and the event writes only its record", () => {

@@ -1,6 +1,6 @@
 import { Delivery } from "../contracts";
 import { PayloadMatcher } from "../events/matcher";
-import { DeliveryIdScheme, freshDeliveryIds } from "../store/delivery-id";
+import { DeliveryIds, DeliveryIdScheme, freshDeliveryIds, readsPayload } from "../store/delivery-id";
 import { EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "../store/event-journal";
 
 export interface ExpanderDependencies {
@@ -30,7 +30,10 @@ const BATCH = 500;
 /** Where the testing of one entry's deferred webhooks stands, between two slices. */
 interface Progress {
     seq: number;
-    payload: unknown;
+    /** The event's payload, read from its body when a condition or a delivery id first needs it. */
+    payload?: { data: unknown };
+    /** The ids of the deliveries the entry owes its deferred webhooks, one scheme an entry. */
+    idOf?: DeliveryIds;
     /** The deferred webhook under test, and its condition to resume from. */
     next: number;
     condition: number;
@@ -51,6 +54,10 @@ const freshDelivery = (entry: ExpandedEntry, { id, webhookId }: OwedDelivery): D
 });
 
 const payloadOf = (body: string): unknown => (JSON.parse(body) as { data?: unknown }).data;
+
+/** The entry's payload, parsed once: a webhook without conditions and a fresh id need none of it. */
+const payloadFor = (progress: Progress, entry: JournalEntry): unknown =>
+    (progress.payload ??= { data: payloadOf(entry.body) }).data;
 
 /**
  * Moves journaled events into delivery rows, oldest first, within a time slice, so that the
@@ -107,14 +114,15 @@ export class JournalExpander {
                 ? this.progress
                 : {
                       seq: entry.seq,
-                      payload: payloadOf(entry.body),
                       next: 0,
                       condition: 0,
                       owed: [...entry.deliveries],
                   };
         while (progress.next < entry.deferred.length) {
             const webhookId = entry.deferred[progress.next];
-            const verdict = matcherOf(webhookId)?.testWithin(progress.payload, progress.condition, deadline, now);
+            const matcher = matcherOf(webhookId);
+            const payload = matcher && !matcher.unconditional ? payloadFor(progress, entry) : undefined;
+            const verdict = matcher?.testWithin(payload, progress.condition, deadline, now);
             if (verdict && !verdict.done) {
                 progress.condition = verdict.next;
                 this.progress = progress;
@@ -122,8 +130,9 @@ export class JournalExpander {
             }
             if (verdict?.matches) {
                 // Its id is born here: nothing was sent under it before this entry is committed.
-                const idOf = (this.dependencies.deliveryIds ?? freshDeliveryIds)(entry.event, progress.payload);
-                progress.owed.push({ id: idOf(webhookId), webhookId });
+                const scheme = this.dependencies.deliveryIds ?? freshDeliveryIds;
+                progress.idOf ??= scheme(entry.event, readsPayload(scheme) ? payloadFor(progress, entry) : undefined);
+                progress.owed.push({ id: progress.idOf(webhookId), webhookId });
             }
             progress.next++;
             progress.condition = 0;

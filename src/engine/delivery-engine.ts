@@ -13,6 +13,7 @@ import { JournalExpander } from "../delivery/journal-expander";
 import { Retention } from "../delivery/retention";
 import { DeliverySender, Resolver } from "../delivery/sender";
 import { compileTargetPolicy } from "../delivery/target-policy";
+import { compileMatcher, PayloadMatcher } from "../events/matcher";
 import { RegexpPool } from "../events/regexp-pool";
 import { WebhookIndex } from "../events/webhook-index";
 import { openEngineConnection, SqliteDatabase } from "../store/database";
@@ -121,12 +122,18 @@ export class DeliveryEngine {
             onGroupLost: (segment, group, reason) =>
                 host.log(
                     "error",
-                    `journal segment ${segment}'s deferred group ${group} cannot be read (${reason}): its events are not delivered to the webhooks with regexp conditions it listed`,
+                    `journal segment ${segment}'s deferred group ${group} cannot be read (${reason}): its events are not delivered to the webhooks it listed (those without a condition or with a regexp one)`,
                 ),
         });
+        const register = new WebhookStore(this.db);
+        const always = compileMatcher([], "any", { regexpInputChars: 0, regexps: new RegexpPool(0) });
         const expander = new JournalExpander({
             journal: this.journal,
-            matcherOf: (id) => this.index.matcherOf(id),
+            // A webhook without conditions that the index lacks is owed its events all the same, as
+            // one the listener matched would be: one created so lately that its news is still on its
+            // way here, or one disabled since the event (its deliveries wait until it is enabled).
+            matcherOf: (id): PayloadMatcher | undefined =>
+                this.index.matcherOf(id) ?? (register.findById(id)?.conditions.length === 0 ? always : undefined),
             now: () => performance.now(),
             deliveryIds: deliveryIdScheme(options),
         });

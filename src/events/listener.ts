@@ -17,8 +17,9 @@ export interface ListenerStats {
     byEvent: Map<string, number>;
     /** How many events of each name were journaled: some webhook listened to them and was owed or left to test. */
     journaledByEvent: Map<string, number>;
+    /** Deliveries events owe by the listener's matching: webhooks whose conditions held, and those without any. */
     deliveriesQueued: number;
-    /** Webhooks whose conditions the listener left to be tested off its path (its budget ran out). */
+    /** Webhooks whose conditions the listener left to be tested off its path (its budget ran out, or a regexp). */
     deferredTests: number;
     lastEvent: string | null;
     lastEventAt: number | null;
@@ -69,14 +70,15 @@ export class KernelEventListener {
         this.stats.lastEvent = name;
         this.stats.lastEventAt = now;
         try {
-            const owed = this.owedBy(name, data, now);
-            if (!owed) {
+            const found = this.owedBy(name, data, now);
+            if (!found) {
                 return;
             }
+            const { owed, owedInGroup } = found;
             this.dependencies.journal(owed);
             this.stats.journaledByEvent.set(name, (this.stats.journaledByEvent.get(name) ?? 0) + 1);
-            this.stats.deliveriesQueued += owed.deliveries.length;
-            this.stats.deferredTests += owed.deferred.length + (owed.deferredGroup?.length ?? 0);
+            this.stats.deliveriesQueued += owed.deliveries.length + owedInGroup;
+            this.stats.deferredTests += owed.deferred.length + (owed.deferredGroup?.length ?? 0) - owedInGroup;
         } catch (error) {
             // Never throw into the kernel: a failing plugin must not stop block processing.
             this.stats.errors++;
@@ -94,7 +96,7 @@ export class KernelEventListener {
         try {
             const data = { id: "0".repeat(64), amount: "1", vendorField: "warm-up" };
             rehearse(
-                this.owedBy(name, data, Date.now()) ?? {
+                this.owedBy(name, data, Date.now())?.owed ?? {
                     event: name,
                     body: deliveryBody(name, Date.now(), data),
                     createdAt: Date.now(),
@@ -107,10 +109,22 @@ export class KernelEventListener {
         }
     }
 
-    /** What the event owes: undefined when no webhook listens to it or none matched. */
-    private owedBy(name: string, data: unknown, now: number): JournaledEvent | undefined {
+    /**
+     * What the event owes, and how many of its group's webhooks it owes whatever its payload:
+     * undefined when no webhook listens to it or none matched.
+     */
+    private owedBy(
+        name: string,
+        data: unknown,
+        now: number,
+    ): { owed: JournaledEvent; owedInGroup: number } | undefined {
         const deadline = performance.now() + this.dependencies.matchingBudgetMs;
-        const { matched, deferred, deferredGroup } = this.dependencies.index.matching(name, data, deadline);
+        const {
+            matched,
+            deferred,
+            deferredGroup,
+            owedInGroup = 0,
+        } = this.dependencies.index.matching(name, data, deadline);
         if (matched.length === 0 && deferred.length === 0 && !deferredGroup) {
             return undefined;
         }
@@ -118,12 +132,18 @@ export class KernelEventListener {
         const { relayName } = this.dependencies;
         const relay = relayName !== undefined && chainObjectOf(data) === undefined ? relayName : undefined;
         return {
-            event: name,
-            body: deliveryBody(name, now, data, relay),
-            createdAt: now,
-            deliveries: toOwed(matched, (this.dependencies.deliveryIds ?? freshDeliveryIds)(name, data)),
-            deferred: deferred.map((webhook) => webhook.id),
-            ...(deferredGroup ? { deferredGroup } : {}),
+            owed: {
+                event: name,
+                body: deliveryBody(name, now, data, relay),
+                createdAt: now,
+                deliveries:
+                    matched.length === 0
+                        ? []
+                        : toOwed(matched, (this.dependencies.deliveryIds ?? freshDeliveryIds)(name, data)),
+                deferred: deferred.map((webhook) => webhook.id),
+                ...(deferredGroup ? { deferredGroup } : {}),
+            },
+            owedInGroup,
         };
     }
 }

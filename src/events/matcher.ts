@@ -17,6 +17,8 @@ export interface PayloadMatcher {
     dispose(): void;
     /** One of its conditions is a regexp: a single test of it may take a few milliseconds. */
     readonly usesRegexp: boolean;
+    /** It has no condition: every event of its name matches, whatever its payload. */
+    readonly unconditional: boolean;
 }
 
 const compileProbe = (condition: Condition, options: ConditionOptions): Probe => {
@@ -76,5 +78,6 @@ export const compileMatcher = (
         testWithin,
         dispose: release,
         usesRegexp: held.length > 0,
+        unconditional: probes.length === 0,
     };
 };

@@ -14,12 +14,16 @@ export interface MatchResult {
     /** Webhooks left untested, or tested in part, when the deadline passed. */
     deferred: Webhook[];
     /**
-     * Ids of the event's webhooks with a regexp condition, all left to be tested off the listener's
-     * path: the same array from call to call until the event's webhooks change, so that the journal
-     * can write it once and refer to it (a thousand ids in every record cost the node's loop more
-     * than the rest of the listener). Absent when there are none.
+     * Ids of the event's webhooks left to the delivery engine, none tested on the listener's path:
+     * first those with no condition (`owedInGroup` of them), then those with a regexp condition.
+     * The same array from call to call until the event's webhooks change, so that the journal can
+     * write it once and refer to it: a thousand ids in every record cost the node's loop more than
+     * the rest of the listener, and with ten webhooks, their delivery ids and their place in the
+     * record were half of its work. Absent when there are none.
      */
     deferredGroup?: readonly string[];
+    /** How many of `deferredGroup`, its first ones, have no condition: the event owes each a delivery. */
+    owedInGroup?: number;
 }
 
 const monotonicNow = (): number => performance.now();
@@ -27,7 +31,9 @@ const monotonicNow = (): number => performance.now();
 interface EventSplit {
     /** Tested on the listener's path, within its budget. */
     plain: IndexedWebhook[];
-    regexpIds: readonly string[] | undefined;
+    /** The webhooks without a condition, then those with a regexp condition; see MatchResult. */
+    groupIds: readonly string[] | undefined;
+    unconditional: number;
 }
 
 /**
@@ -127,8 +133,9 @@ export class WebhookIndex {
                 result.matched.push(webhook);
             }
         }
-        if (split.regexpIds) {
-            result.deferredGroup = split.regexpIds;
+        if (split.groupIds) {
+            result.deferredGroup = split.groupIds;
+            result.owedInGroup = split.unconditional;
         }
         return result;
     }
@@ -139,7 +146,7 @@ export class WebhookIndex {
      */
     private changed(event: string): void {
         if (!this.replacedGroups.has(event)) {
-            this.replacedGroups.set(event, this.splits.get(event)?.regexpIds);
+            this.replacedGroups.set(event, this.splits.get(event)?.groupIds);
         }
         this.splits.delete(event);
         this.resplit.add(event);
@@ -148,7 +155,7 @@ export class WebhookIndex {
             const events = [...this.resplit];
             this.resplit.clear();
             for (const name of events) {
-                const group = this.splitOf(name)?.regexpIds;
+                const group = this.splitOf(name)?.groupIds;
                 const replaced = this.replacedGroups.get(name);
                 this.replacedGroups.delete(name);
                 if (group !== replaced) {
@@ -167,10 +174,13 @@ export class WebhookIndex {
                 return undefined;
             }
             const entries = [...forEvent.values()];
-            const regexpIds = entries.filter(({ matcher }) => matcher.usesRegexp).map(({ webhook }) => webhook.id);
+            const idsOf = (chosen: IndexedWebhook[]): string[] => chosen.map(({ webhook }) => webhook.id);
+            const unconditional = idsOf(entries.filter(({ matcher }) => matcher.unconditional));
+            const groupIds = [...unconditional, ...idsOf(entries.filter(({ matcher }) => matcher.usesRegexp))];
             split = {
-                plain: entries.filter(({ matcher }) => !matcher.usesRegexp),
-                regexpIds: regexpIds.length > 0 ? Object.freeze(regexpIds) : undefined,
+                plain: entries.filter(({ matcher }) => !matcher.unconditional && !matcher.usesRegexp),
+                groupIds: groupIds.length > 0 ? Object.freeze(groupIds) : undefined,
+                unconditional: unconditional.length,
             };
             this.splits.set(event, split);
         }

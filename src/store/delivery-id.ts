@@ -125,6 +125,9 @@ export const sharedDeliveryIds = (event: string, data: unknown): DeliveryIds => 
 /** How the deliveries of an event get their ids. */
 export type DeliveryIdScheme = (event: string, data: unknown) => DeliveryIds;
 
+/** Whether the scheme reads the event's payload: a fresh id needs nothing of it, and the engine then parses no body. */
+export const readsPayload = (scheme: DeliveryIdScheme): boolean => scheme !== freshDeliveryIds;
+
 /** The ids a plugin's deliveries get: shared by the relays of one register, or each its own. */
 export const deliveryIdScheme = (options: { storage: { driver: "sqlite" | "postgres" } }): DeliveryIdScheme =>
     options.storage.driver === "postgres" ? sharedDeliveryIds : freshDeliveryIds;

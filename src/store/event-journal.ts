@@ -16,8 +16,9 @@ export interface JournaledEvent {
     /** Ids of webhooks the listener had no time to test within its budget: tested off its path, given delivery ids then. */
     deferred: readonly string[];
     /**
-     * More webhooks tested off the listener's path (those with a regexp condition), as one array
-     * shared by every event until the register changes: the journal's files hold it once a segment.
+     * More webhooks tested off the listener's path (those without a condition, then those with a
+     * regexp condition: see WebhookIndex), as one array shared by every event until the register
+     * changes: the journal's files hold it once a segment. Their deliveries get their ids there.
      */
     deferredGroup?: readonly string[];
 }

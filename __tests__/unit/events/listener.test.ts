@@ -36,15 +36,20 @@ describe("the kernel event listener", () => {
         const { index, journaled, listener } = setUp();
         index.put(webhook("all"));
         index.put(webhook("big", { conditions: [{ key: "amount", condition: "gt", value: 10 }] }));
+        index.put(webhook("small", { conditions: [{ key: "amount", condition: "lt", value: 10 }] }));
 
         listener.handle({ name: "transaction.applied", data: { amount: "5" } });
         listener.handle({ name: "block.applied", data: { height: 1 } });
 
         expect(journaled).toHaveLength(1);
-        expect(journaled[0].deliveries.map(({ webhookId }) => webhookId)).toEqual(["all"]);
+        expect(journaled[0].deliveries.map(({ webhookId }) => webhookId)).toEqual(["small"]);
+        // The webhook without conditions is owed too: in the group, its delivery's id given by the engine.
+        expect(journaled[0].deferredGroup).toEqual(["all"]);
+        expect(journaled[0].deferred).toEqual([]);
         expect(JSON.parse(journaled[0].body)).toMatchObject({ event: "transaction.applied", data: { amount: "5" } });
         expect(listener.stats.eventsSeen).toBe(2);
-        expect(listener.stats.deliveriesQueued).toBe(1);
+        expect(listener.stats.deliveriesQueued).toBe(2);
+        expect(listener.stats.deferredTests).toBe(0);
     });
 
     it("warms its path up on a made-up event: rehearsed, never journaled nor counted", () => {
@@ -60,10 +65,10 @@ describe("the kernel event listener", () => {
         expect(listener.stats.eventsSeen).toBe(0);
         expect(listener.stats.deliveriesQueued).toBe(0);
         expect(rehearsed.map(({ event, deliveries }) => [event, deliveries.length])).toEqual([
-            ["transaction.applied", 1],
+            ["transaction.applied", 0],
             ["nobody.listens", 0],
         ]);
-        expect(rehearsed[0].deferredGroup).toEqual(["pattern"]);
+        expect(rehearsed[0].deferredGroup).toEqual(["all", "pattern"]);
         expect(JSON.parse(rehearsed[1].body)).toMatchObject({ event: "nobody.listens" });
     });
 

@@ -23,8 +23,30 @@ describe("the webhook index", () => {
         index.put(webhook("c", { enabled: false }));
         index.put(webhook("d", { event: "block.forged" }));
 
-        expect(index.matching("block.applied", { height: 5 }).matched.map(({ id }) => id)).toEqual(["b"]);
-        expect(index.matching("block.applied", { height: 11 }).matched.map(({ id }) => id)).toEqual(["a", "b"]);
+        expect(index.matching("block.applied", { height: 5 })).toEqual({
+            matched: [],
+            deferred: [],
+            deferredGroup: ["b"],
+            owedInGroup: 1,
+        });
+        expect(index.matching("block.applied", { height: 11 }).matched.map(({ id }) => id)).toEqual(["a"]);
+    });
+
+    it("leaves the webhooks without conditions to the engine, owed whatever the event, first in the group", () => {
+        const index = new WebhookIndex({ regexpInputChars: 1024, regexps: new RegexpPool(100) });
+        index.put(webhook("pattern", { conditions: [{ key: "vendorField", condition: "regexp", value: "^probe" }] }));
+        index.put(webhook("every"));
+        index.put(webhook("each", { conditions: [] }));
+        index.put(webhook("plain", { conditions: [] }));
+        index.put(webhook("plain", { conditions: [{ key: "height", condition: "lt", value: 10 }] }));
+
+        const result = index.matching("block.applied", { height: 5 });
+
+        expect(result.matched.map(({ id }) => id)).toEqual(["plain"]);
+        expect(result.deferredGroup).toEqual(["each", "pattern"]);
+        expect(result.owedInGroup).toBe(1);
+        expect(index.matcherOf("each")?.unconditional).toBe(true);
+        expect(index.matcherOf("plain")?.unconditional).toBe(false);
     });
 
     it("gives an enabled webhook by id, and forgets one disabled, moved or removed", () => {
@@ -75,6 +97,8 @@ describe("the webhook index", () => {
         expect(grown).not.toBe(group);
         expect([...(grown ?? [])].sort()).toEqual(["first", "second"]);
         index.put(webhook("second", { conditions: [] }));
+        expect(index.matching("block.applied", {}).deferredGroup).toEqual(["second", "first"]);
+        index.put(webhook("second"));
         expect(index.matching("block.applied", {}).deferredGroup).toEqual(["first"]);
         index.remove("first");
         expect(index.matching("block.applied", {}).deferredGroup).toBeUndefined();
@@ -90,7 +114,7 @@ describe("the webhook index", () => {
         const turn = () => new Promise((resolve) => setImmediate(resolve));
         index.put(regexp("first"));
         index.put(regexp("second"));
-        index.put(webhook("plain", { event: "block.forged", conditions: [] }));
+        index.put(webhook("plain", { event: "block.forged" }));
         expect(heard).toEqual([]);
 
         await turn();
