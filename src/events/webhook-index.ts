@@ -173,12 +173,22 @@ export class WebhookIndex {
             if (!forEvent) {
                 return undefined;
             }
-            const entries = [...forEvent.values()];
-            const idsOf = (chosen: IndexedWebhook[]): string[] => chosen.map(({ webhook }) => webhook.id);
-            const unconditional = idsOf(entries.filter(({ matcher }) => matcher.unconditional));
-            const groupIds = [...unconditional, ...idsOf(entries.filter(({ matcher }) => matcher.usesRegexp))];
+            // One pass: a register of 100,000 webhooks on one event makes this again at every change.
+            const plain: IndexedWebhook[] = [];
+            const unconditional: string[] = [];
+            const regexps: string[] = [];
+            for (const entry of forEvent.values()) {
+                if (entry.matcher.unconditional) {
+                    unconditional.push(entry.webhook.id);
+                } else if (entry.matcher.usesRegexp) {
+                    regexps.push(entry.webhook.id);
+                } else {
+                    plain.push(entry);
+                }
+            }
+            const groupIds = unconditional.concat(regexps);
             split = {
-                plain: entries.filter(({ matcher }) => !matcher.unconditional && !matcher.usesRegexp),
+                plain,
                 groupIds: groupIds.length > 0 ? Object.freeze(groupIds) : undefined,
                 unconditional: unconditional.length,
             };
