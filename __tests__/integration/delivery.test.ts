@@ -231,6 +231,32 @@ describe("delivery to a real receiver", () => {
         expect(delivered.every((delivery) => delivery.status === "delivered")).toBe(true);
     });
 
+    it("goes on delivering after a webhook is deleted while its attempt is under way", async () => {
+        receiver = await new Receiver((request, _index, response) => {
+            const delay = request.url?.includes("slow") ? 500 : 0;
+            setTimeout(() => response.writeHead(200).end("ok"), delay);
+        }).start();
+        running = await startPlugin();
+        const doomed = await createWebhook(running, { target: `${receiver.url}?slow` });
+        await createWebhook(running, { target: receiver.url });
+        const heightsOf = (path: string): number[] =>
+            receiver!.requests
+                .filter((request) => request.url === path)
+                .map((request) => (JSON.parse(request.body) as { data: { height: number } }).data.height);
+
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
+        await eventually(async () => (heightsOf("/hook?slow").length === 1 ? true : undefined));
+        const removal = await requestJson(`${running.url}/webhooks/${doomed.id}`, { method: "DELETE" });
+        expect(removal.status).toBe(204);
+        // Its answer comes after the delete: its outcome has no delivery left to be written to.
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 2 } });
+
+        await eventually(async () => (heightsOf("/hook").length === 2 ? true : undefined), { timeoutMs: 5_000 });
+        expect(heightsOf("/hook")).toEqual([1, 2]);
+        expect(heightsOf("/hook?slow")).toEqual([1]);
+    });
+
     it("disables a webhook answered 410 Gone, and sends it nothing more", async () => {
         receiver = await new Receiver(answer(410)).start();
         running = await startPlugin({ delivery: FAST_RETRIES });

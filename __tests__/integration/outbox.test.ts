@@ -9,7 +9,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { Checkpointer } from "../../src/store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections } from "../../src/store/database";
 import { JournalExpander } from "../../src/delivery/journal-expander";
-import { DeliveryStore } from "../../src/store/delivery-store";
+import { AttemptOutcome, DeliveryStore } from "../../src/store/delivery-store";
 import { EventJournal } from "../../src/store/event-journal";
 import { MIGRATIONS } from "../../src/store/migrations";
 import { eventually } from "../support/http";
@@ -39,28 +39,28 @@ const expand = (store: StoreConnections): void => {
 
 const load = (outbox: DeliveryStore, webhookId: string, id: string) => outbox.find(webhookId, id);
 
-/** Records a delivery's first attempt as its last: delivered (or dead) at `at`. */
+/** A delivery's first attempt as its last: delivered (or dead) at `at`. */
+const lastAttempt = (deliveryId: string, at: number, status: "delivered" | "dead" = "delivered"): AttemptOutcome => ({
+    attempt: {
+        deliveryId,
+        number: 1,
+        startedAt: at,
+        durationMs: 0,
+        statusCode: 200,
+        error: null,
+        responseExcerpt: "ok",
+    },
+    status,
+    nextAttemptAt: null,
+});
+
+/** Records a delivery's first attempt as its last. */
 const finish = (
     outbox: DeliveryStore,
     deliveryId: string,
     at: number,
     status: "delivered" | "dead" = "delivered",
-): void =>
-    outbox.recordAll([
-        {
-            attempt: {
-                deliveryId,
-                number: 1,
-                startedAt: at,
-                durationMs: 0,
-                statusCode: 200,
-                error: null,
-                responseExcerpt: "ok",
-            },
-            status,
-            nextAttemptAt: null,
-        },
-    ]);
+): void => outbox.recordAll([lastAttempt(deliveryId, at, status)]);
 
 describe("the listener's journal", () => {
     let dir: string;
@@ -115,6 +115,27 @@ describe("the listener's journal", () => {
 
             expect(outbox.pendingWebhookIds()).toEqual([kept]);
             expect(outbox.dueOf(kept, 10, 100).map((delivery) => delivery.id)).toEqual([keptDelivery]);
+        } finally {
+            store.close();
+        }
+    });
+
+    it("records the outcomes of a turn whose attempt's webhook was deleted while it was under way, that one dropped", () => {
+        const store = openStore(file);
+        try {
+            const outbox = new DeliveryStore(store.outbox);
+            const [kept, deleted] = [addWebhookRow(store), addWebhookRow(store)];
+            const [keptDelivery, deletedDelivery] = journalEvent(store, [kept, deleted], 1);
+            expand(store);
+            store.register.prepare("DELETE FROM webhooks WHERE id = ?").run(deleted);
+
+            expect(() =>
+                outbox.recordAll([lastAttempt(deletedDelivery, 5), lastAttempt(keptDelivery, 5)]),
+            ).not.toThrow();
+            expect(load(outbox, kept, keptDelivery)?.status).toBe("delivered");
+            expect(outbox.attempts(keptDelivery)).toHaveLength(1);
+            expect(outbox.attempts(deletedDelivery)).toEqual([]);
+            expect(store.outbox.prepare("SELECT COUNT(*) AS n FROM attempts").get()).toEqual({ n: 1 });
         } finally {
             store.close();
         }
