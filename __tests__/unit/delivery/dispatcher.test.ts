@@ -290,6 +290,49 @@ describe("the dispatcher, on a clock the test turns", () => {
         expect(outbox.recorded.filter((outcome) => outcome.attempt.deliveryId === "a-1000")).toHaveLength(1);
     });
 
+    it("sends a retry on time while the journal keeps giving its webhook deliveries from memory", async () => {
+        const outbox = new MemoryOutbox();
+        const journal: Delivery[][] = [];
+        const expander = {
+            expand: () => {
+                const deliveries = journal.shift() ?? [];
+                outbox.deliveries.push(...deliveries);
+                return {
+                    drained: journal.length === 0,
+                    webhookIds: [...new Set(deliveries.map((delivery) => delivery.webhookId))],
+                    deliveries,
+                    committed: deliveries.length,
+                };
+            },
+        };
+        let event = 0;
+        const journalEvent = (): void => {
+            outbox.owe("a", 1, Date.now());
+            journal.push(outbox.deliveries.splice(-1).map((delivery) => ({ ...delivery, id: `a-${event++}` })));
+        };
+        sender = new ScriptedSender((request) =>
+            request.headers["webhook-id"] === "a-0" ? answered(503) : answered(200),
+        );
+        dispatcher = dispatcherOver(
+            outbox,
+            sender,
+            [webhook("a")],
+            { retryScheduleSeconds: [1, 60] },
+            Date.now,
+            expander,
+        );
+        dispatcher.start();
+        for (let tick = 0; tick < 20; tick++) {
+            journalEvent();
+            dispatcher.wake();
+            await jest.advanceTimersByTimeAsync(100);
+        }
+
+        const retries = sender.sent.filter((sent) => sent.request.headers["webhook-id"] === "a-0");
+        expectSentAt(retries, [0, 1_000]);
+        expect(sender.sent).toHaveLength(21);
+    });
+
     it("reads a webhook's due deliveries once for many attempts, each sent once", async () => {
         const outbox = new MemoryOutbox();
         outbox.owe("a", 600);
@@ -373,7 +416,7 @@ describe("the dispatcher, on a clock the test turns", () => {
         expect(outbox.recorded).toEqual([]);
     });
 
-    it("sends nothing more while an outcome cannot be written, and writes it once it can", async () => {
+    it("sends nothing more once an outcome cannot be written, and writes the held ones once it can", async () => {
         const outbox = new MemoryOutbox();
         outbox.owe("a", 3);
         sender = new ScriptedSender(() => answered(200));
@@ -388,14 +431,67 @@ describe("the dispatcher, on a clock the test turns", () => {
         dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
         dispatcher.start();
 
+        await jest.advanceTimersByTimeAsync(1_000);
+        // Answered before the first write was tried: held, not lost.
+        const sentBeforeTheFailure = sender.sent.length;
+        expect(sentBeforeTheFailure).toBeGreaterThanOrEqual(1);
+        expect(dispatcher.load.unrecorded).toBe(sentBeforeTheFailure);
+        outbox.owe("a", 2);
+        dispatcher.wake(["a"]);
         await jest.advanceTimersByTimeAsync(5_000);
-        expect(sender.sent).toHaveLength(1);
-        expect(dispatcher.load.unrecorded).toBe(1);
+        expect(sender.sent).toHaveLength(sentBeforeTheFailure);
 
         broken = false;
         await jest.advanceTimersByTimeAsync(5_000);
-        expect(sender.sent).toHaveLength(3);
-        expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(3);
-        expect(outbox.recorded.map((outcome) => outcome.status)).toEqual(["delivered", "delivered", "delivered"]);
+        expect(sender.sent).toHaveLength(5);
+        expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(5);
+        expect(outbox.recorded.map((outcome) => outcome.status)).toEqual(Array(5).fill("delivered"));
+    });
+
+    it("frees an answered attempt's slot before its outcome is written, and writes the outcomes together", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a", 6);
+        const writes: number[] = [];
+        const recordAll = outbox.recordAll.bind(outbox);
+        outbox.recordAll = (outcomes) => {
+            writes.push(outcomes.length);
+            recordAll(outcomes);
+        };
+        sender = new ScriptedSender();
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
+        dispatcher.start();
+        await jest.advanceTimersByTimeAsync(1);
+
+        for (let answered200 = 1; answered200 <= 5; answered200++) {
+            sender.sent[answered200 - 1].answer(answered(200));
+            await jest.advanceTimersByTimeAsync(1);
+            // The next one went out on the freed slot while the outcomes before it wait.
+            expect(sender.sent).toHaveLength(answered200 + 1);
+        }
+        expect(writes).toEqual([]);
+        sender.sent[5].answer(answered(200));
+        await jest.advanceTimersByTimeAsync(1);
+
+        // Nothing else under way: the six are written at once, in one transaction.
+        expect(writes).toEqual([6]);
+        expect(outbox.recorded).toHaveLength(6);
+        expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(6);
+    });
+
+    it("writes an outcome within 50 ms while other attempts are still under way", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a", 2);
+        sender = new ScriptedSender();
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
+        dispatcher.start();
+        await jest.advanceTimersByTimeAsync(1);
+        expect(sender.sent).toHaveLength(2);
+
+        sender.sent[0].answer(answered(200));
+        await jest.advanceTimersByTimeAsync(40);
+        expect(outbox.recorded).toHaveLength(0);
+        await jest.advanceTimersByTimeAsync(15);
+        expect(outbox.recorded.map((outcome) => outcome.attempt.deliveryId)).toEqual(["a-0"]);
+        expect(outbox.deliveries[1].status).toBe("pending");
     });
 });

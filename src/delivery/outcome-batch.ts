@@ -1,0 +1,90 @@
+import { AttemptOutcome } from "../store/delivery-store";
+
+export interface OutcomeBatchOptions {
+    /** Outcomes written in one transaction at most; a full batch is written at the end of the turn. */
+    maxOutcomes: number;
+    /** How long an outcome may wait for others before its batch is written. */
+    maxWaitMs: number;
+}
+
+interface Pending {
+    outcomes: AttemptOutcome[];
+    perWebhook: Map<string, number>;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+    written: Promise<void>;
+}
+
+/**
+ * Outcomes of attempts gathered and written together, in one transaction: a commit and its log
+ * pages cost about as much for 25 outcomes as for 200, so each outcome costs less the more wait
+ * with it. An outcome waits at most `maxWaitMs`, and not at all past the turn in which the caller
+ * says nothing more is coming (`writeSoon`).
+ */
+export class OutcomeBatch {
+    private pending: Pending | undefined;
+    private timer: NodeJS.Timeout | undefined;
+    private immediate: NodeJS.Immediate | undefined;
+
+    public constructor(
+        private readonly write: (outcomes: readonly AttemptOutcome[]) => void,
+        private readonly options: OutcomeBatchOptions,
+    ) {}
+
+    /** Adds an outcome; settles once its batch is written, or rejects with the write's failure. */
+    public add(webhookId: string, outcome: AttemptOutcome): Promise<void> {
+        const pending = this.pending ?? this.open();
+        pending.outcomes.push(outcome);
+        pending.perWebhook.set(webhookId, (pending.perWebhook.get(webhookId) ?? 0) + 1);
+        if (pending.outcomes.length >= this.options.maxOutcomes) {
+            this.writeSoon();
+        }
+        return pending.written;
+    }
+
+    /** How many of a webhook's outcomes wait to be written. */
+    public waiting(webhookId: string): number {
+        return this.pending?.perWebhook.get(webhookId) ?? 0;
+    }
+
+    /** Writes the waiting outcomes at the end of this turn of the loop, with any others it brings. */
+    public writeSoon(): void {
+        if (this.pending && !this.immediate) {
+            this.immediate = setImmediate(() => this.writeNow());
+        }
+    }
+
+    /** Writes the waiting outcomes now. */
+    public writeNow(): void {
+        const pending = this.pending;
+        this.pending = undefined;
+        clearTimeout(this.timer);
+        this.timer = undefined;
+        if (this.immediate) {
+            clearImmediate(this.immediate);
+            this.immediate = undefined;
+        }
+        if (!pending) {
+            return;
+        }
+        try {
+            this.write(pending.outcomes);
+            pending.resolve();
+        } catch (error) {
+            pending.reject(error);
+        }
+    }
+
+    private open(): Pending {
+        let resolve: () => void = () => undefined;
+        let reject: (error: unknown) => void = () => undefined;
+        const written = new Promise<void>((resolveWritten, rejectWritten) => {
+            resolve = resolveWritten;
+            reject = rejectWritten;
+        });
+        this.pending = { outcomes: [], perWebhook: new Map(), resolve, reject, written };
+        this.timer = setTimeout(() => this.writeNow(), this.options.maxWaitMs);
+        this.timer.unref();
+        return this.pending;
+    }
+}
