@@ -138,13 +138,15 @@ export const percentile = (sorted: number[], fraction: number): number =>
 /**
  * Runs the plan over keep-alive connections at a fixed concurrency, from a worker thread. The
  * thread is started and its HTTP client loaded first; `beforeStart` runs once they are, just before
- * the first request, so that a caller measuring the window (an event-loop delay histogram) leaves
- * the thread's start out of it.
+ * the first request, and `afterEnd` once the last answer is in, before the thread is ended and its
+ * latencies sorted, so that a caller measuring the window (an event-loop delay histogram) leaves
+ * the thread's start and end out of it.
  */
 export const runLoad = async (
     plan: LoadPlan,
     options: LoadOptions,
     beforeStart: () => void | Promise<void> = () => undefined,
+    afterEnd: () => void | Promise<void> = () => undefined,
 ): Promise<LoadResult> => {
     const worker = new Worker(LOAD_WORKER, {
         eval: true,
@@ -169,6 +171,7 @@ export const runLoad = async (
     }>();
     worker.postMessage("start");
     const message = await finished;
+    await afterEnd();
     await worker.terminate();
     if (message.error) {
         throw new Error(message.error);
