@@ -123,6 +123,8 @@ export class DeliveryDispatcher {
     private readonly complete = new Map<string, number>();
     /** Webhooks a receiver answered 410 in this run: deliveries they are given are cancelled. */
     private readonly gone = new Set<string>();
+    /** Webhooks answered 410 whose disabling is under way: nothing more is sent to them meanwhile. */
+    private readonly disabling = new Set<string>();
     private pumpFailures = 0;
     /**
      * An outcome could not be written lately: one attempt at a time until one is, so that a full
@@ -325,6 +327,9 @@ export class DeliveryDispatcher {
 
     /** Starts as many of the webhook's due deliveries as its target and the global cap allow. */
     private fill(webhook: Webhook, now: number): "started" | "held back" | "nothing due" {
+        if (this.disabling.has(webhook.id)) {
+            return "held back";
+        }
         const key = targetKey(webhook.target);
         const used = this.origins.inFlight(key);
         const cap = this.probing ? 1 : this.options.concurrency;
@@ -433,13 +438,17 @@ export class DeliveryDispatcher {
             random: this.random,
         });
         const written = this.outcomes.add(webhook.id, report.record);
+        if (report.decision.disableWebhook) {
+            this.disabling.add(webhook.id);
+        }
         // After a write failed, the slot is held until the outcome is written: a disk that was
-        // full meets one outcome at a time, not an origin's worth of them.
-        const probing = this.probing;
-        if (!probing) {
+        // full meets one outcome at a time, not an origin's worth of them. After a 410, until the
+        // webhook is disabled.
+        const holdSlot = this.probing || report.decision.disableWebhook;
+        if (!holdSlot) {
             freeSlot({ result: report.outcome.result, durationMs: report.durationMs });
         }
-        if (probing || this.sending === 0 || !this.running) {
+        if (holdSlot || this.sending === 0 || !this.running) {
             // Nothing else is under way whose outcome could join these soon.
             this.outcomes.writeSoon();
         }
@@ -449,6 +458,7 @@ export class DeliveryDispatcher {
             // Sent but not written: kept, and nothing more is sent until it is (see recordHeldOutcomes).
             this.unrecorded.set(delivery.id, report.record);
             this.probing = true;
+            this.disabling.delete(webhook.id);
             throw error;
         }
         if (this.unrecorded.size === 0) {
@@ -466,10 +476,14 @@ export class DeliveryDispatcher {
 
     private async afterDecision({ webhook, decision }: DeliveryReport): Promise<void> {
         if (decision.disableWebhook) {
-            await this.dependencies.disableWebhook(webhook.id, GONE_REASON);
-            this.gone.add(webhook.id);
-            this.dependencies.outbox.cancelPending(webhook.id, GONE_REASON, this.clock());
-            this.forgetQueue(webhook.id);
+            try {
+                await this.dependencies.disableWebhook(webhook.id, GONE_REASON);
+                this.gone.add(webhook.id);
+                this.dependencies.outbox.cancelPending(webhook.id, GONE_REASON, this.clock());
+                this.forgetQueue(webhook.id);
+            } finally {
+                this.disabling.delete(webhook.id);
+            }
         } else if (decision.status === "dead" && this.options.autoDisableAfterDeadDeliveries > 0) {
             const streak = this.dependencies.outbox.deadStreak(webhook.id, this.options.autoDisableAfterDeadDeliveries);
             if (streak >= this.options.autoDisableAfterDeadDeliveries) {
