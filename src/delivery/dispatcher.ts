@@ -68,9 +68,8 @@ const MAX_SLEEP_MS = 30_000;
 const READ_AHEAD = 256;
 
 const PUMP_BACKOFF_MAX_MS = 2_000;
-// Outcomes written in one transaction: 25 a commit cost 16.6 µs a delivery, 100 cost 11-13, 300
-// cost 8-9 (SQL alone, 1,500 deliveries a block). An outcome waits at most RECORD_WAIT_MS: it is
-// sent already, and waiting only delays what the API shows of it.
+// Outcomes written in one transaction at most (see outcome-batch.ts). An outcome waits at most
+// RECORD_WAIT_MS: it is sent already, and waiting only delays what the API shows of it.
 const RECORD_BATCH = 256;
 const RECORD_WAIT_MS = 50;
 

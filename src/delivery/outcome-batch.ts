@@ -16,10 +16,11 @@ interface Pending {
 }
 
 /**
- * Outcomes of attempts gathered and written together, in one transaction: a commit and its log
- * pages cost about as much for 25 outcomes as for 200, so each outcome costs less the more wait
- * with it. An outcome waits at most `maxWaitMs`, and not at all past the turn in which the caller
- * says nothing more is coming (`writeSoon`).
+ * Outcomes of attempts gathered and written together, in one transaction: a commit's own work
+ * (its log pages, each index page it touches once) is shared by the outcomes it writes. In SQL
+ * alone, 25 outcomes a commit cost 16.6 µs a delivery and 300 cost 8-9. An outcome waits at most
+ * `maxWaitMs`, and no longer than the turn in which the caller says nothing more is coming
+ * (`writeSoon`).
  */
 export class OutcomeBatch {
     private pending: Pending | undefined;
@@ -54,8 +55,7 @@ export class OutcomeBatch {
         }
     }
 
-    /** Writes the waiting outcomes now. */
-    public writeNow(): void {
+    private writeNow(): void {
         const pending = this.pending;
         this.pending = undefined;
         clearTimeout(this.timer);
