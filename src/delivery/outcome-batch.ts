@@ -1,7 +1,7 @@
 import { AttemptOutcome } from "../store/delivery-store";
 
 export interface OutcomeBatchOptions {
-    /** Outcomes written in one transaction at most; a full batch is written at the end of the turn. */
+    /** Outcomes written in one transaction at most; a full batch is written at once. */
     maxOutcomes: number;
     /** How long an outcome may wait for others before its batch is written. */
     maxWaitMs: number;
@@ -38,7 +38,8 @@ export class OutcomeBatch {
         pending.outcomes.push(outcome);
         pending.perWebhook.set(webhookId, (pending.perWebhook.get(webhookId) ?? 0) + 1);
         if (pending.outcomes.length >= this.options.maxOutcomes) {
-            this.writeSoon();
+            // Now, not at the end of the turn: answers arriving in this turn start the next batch.
+            this.writeNow();
         }
         return pending.written;
     }

@@ -167,6 +167,41 @@ const dispatcherOver = (
         },
     );
 
+/**
+ * What the expander does over a journal the test fills: writes the journal's deliveries to the
+ * outbox, and returns them. `journalEvents` journals `count` events for webhook "a", ids from `from`.
+ */
+const journalOver = (outbox: MemoryOutbox) => {
+    const journal: Delivery[][] = [];
+    const expander: DispatcherDependencies["expander"] = {
+        expand: () => {
+            const deliveries = journal.shift() ?? [];
+            outbox.deliveries.push(...deliveries);
+            const webhookIds = [...new Set(deliveries.map((delivery) => delivery.webhookId))];
+            return { drained: journal.length === 0, webhookIds, deliveries, committed: deliveries.length };
+        },
+    };
+    const journalEvents = (from: number, count: number): void => {
+        const before = outbox.deliveries.length;
+        outbox.owe("a", count, Date.now());
+        journal.push(
+            outbox.deliveries.splice(before).map((delivery, index) => ({ ...delivery, id: `a-${from + index}` })),
+        );
+    };
+    return { expander, journalEvents };
+};
+
+/** The sizes of the outbox's write transactions, in order. */
+const countWrites = (outbox: MemoryOutbox): number[] => {
+    const writes: number[] = [];
+    const recordAll = outbox.recordAll.bind(outbox);
+    outbox.recordAll = (outcomes) => {
+        writes.push(outcomes.length);
+        recordAll(outcomes);
+    };
+    return writes;
+};
+
 /** Each send happened at its expected time, or a turn of the event loop (a millisecond or two) after it. */
 const expectSentAt = (sent: Sent[], expected: number[]): void => {
     expect(sent).toHaveLength(expected.length);
@@ -240,23 +275,7 @@ describe("the dispatcher, on a clock the test turns", () => {
     it("sends the deliveries the journal gives a webhook from memory while nothing else fell due, and reads the file again when something may have", async () => {
         const outbox = new MemoryOutbox();
         const reads = jest.spyOn(outbox, "dueOf");
-        // What the expander does: writes the journal's deliveries to the outbox, and returns them.
-        const journal: Delivery[][] = [];
-        const expander = {
-            expand: () => {
-                const deliveries = journal.shift() ?? [];
-                outbox.deliveries.push(...deliveries);
-                const webhookIds = [...new Set(deliveries.map((delivery) => delivery.webhookId))];
-                return { drained: journal.length === 0, webhookIds, deliveries, committed: deliveries.length };
-            },
-        };
-        const journalEvents = (from: number, count: number): void => {
-            const before = outbox.deliveries.length;
-            outbox.owe("a", count, Date.now());
-            journal.push(
-                outbox.deliveries.splice(before).map((delivery, index) => ({ ...delivery, id: `a-${from + index}` })),
-            );
-        };
+        const { expander, journalEvents } = journalOver(outbox);
         sender = new ScriptedSender(() => answered(200));
         dispatcher = dispatcherOver(outbox, sender, [webhook("a")], {}, Date.now, expander);
         dispatcher.start();
@@ -292,24 +311,7 @@ describe("the dispatcher, on a clock the test turns", () => {
 
     it("sends a retry on time while the journal keeps giving its webhook deliveries from memory", async () => {
         const outbox = new MemoryOutbox();
-        const journal: Delivery[][] = [];
-        const expander = {
-            expand: () => {
-                const deliveries = journal.shift() ?? [];
-                outbox.deliveries.push(...deliveries);
-                return {
-                    drained: journal.length === 0,
-                    webhookIds: [...new Set(deliveries.map((delivery) => delivery.webhookId))],
-                    deliveries,
-                    committed: deliveries.length,
-                };
-            },
-        };
-        let event = 0;
-        const journalEvent = (): void => {
-            outbox.owe("a", 1, Date.now());
-            journal.push(outbox.deliveries.splice(-1).map((delivery) => ({ ...delivery, id: `a-${event++}` })));
-        };
+        const { expander, journalEvents } = journalOver(outbox);
         sender = new ScriptedSender((request) =>
             request.headers["webhook-id"] === "a-0" ? answered(503) : answered(200),
         );
@@ -323,7 +325,7 @@ describe("the dispatcher, on a clock the test turns", () => {
         );
         dispatcher.start();
         for (let tick = 0; tick < 20; tick++) {
-            journalEvent();
+            journalEvents(tick, 1);
             dispatcher.wake();
             await jest.advanceTimersByTimeAsync(100);
         }
@@ -451,12 +453,7 @@ describe("the dispatcher, on a clock the test turns", () => {
     it("frees an answered attempt's slot before its outcome is written, and writes the outcomes together", async () => {
         const outbox = new MemoryOutbox();
         outbox.owe("a", 6);
-        const writes: number[] = [];
-        const recordAll = outbox.recordAll.bind(outbox);
-        outbox.recordAll = (outcomes) => {
-            writes.push(outcomes.length);
-            recordAll(outcomes);
-        };
+        const writes = countWrites(outbox);
         sender = new ScriptedSender();
         dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
         dispatcher.start();
@@ -476,6 +473,21 @@ describe("the dispatcher, on a clock the test turns", () => {
         expect(writes).toEqual([6]);
         expect(outbox.recorded).toHaveLength(6);
         expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(6);
+    });
+
+    it("writes at most 256 outcomes in one transaction", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a", 300);
+        const writes = countWrites(outbox);
+        sender = new ScriptedSender(() => answered(200));
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(1_000);
+
+        expect(sender.sent).toHaveLength(300);
+        expect(writes).toEqual([256, 44]);
+        expect(outbox.recorded).toHaveLength(300);
     });
 
     it("writes an outcome within 50 ms while other attempts are still under way", async () => {
