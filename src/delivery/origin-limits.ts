@@ -17,7 +17,11 @@ interface Origin {
     roundLeft: number;
     /** The limit was reached in this round: it held the origin back, so it may grow. */
     saturated: boolean;
+    /** Smoothed latency of 2xx answers, shown in the API and the metrics. */
     latency: number | null;
+    /** This round's quickest 2xx answer: what the receiver takes when nothing queues in front of it. */
+    roundQuickest: number | null;
+    /** The quickest answer of the rounds before, creeping up each round (BASELINE_DRIFT). */
     baseline: number | null;
     pausedUntil: number;
     lastDecrease: number;
@@ -29,10 +33,11 @@ const START = 4;
 // An origin back at its starting limit is forgotten after this long without attempts: until then
 // its figures stay in the API and the metrics, where a scrape every few seconds can see them.
 const FORGET_AFTER_MS = 10 * 60_000;
-// Latency this many times the baseline means the receiver queues: the limit stops growing, and
-// further up it shrinks.
+// Latency this many times the baseline (and 5 ms above it) means the receiver queues: the limit
+// stops growing, and further up it shrinks.
 const HOLD_RATIO = 1.5;
 const SHRINK_RATIO = 2.5;
+const STRAIN_MARGIN_MS = 5;
 const DECREASE = 0.5;
 const GENTLE_DECREASE = 0.9;
 // The smoothed latency follows each attempt by this share; the baseline creeps up by this factor
@@ -45,10 +50,18 @@ const isOverload = (result: AttemptResult): boolean =>
     (result.kind === "response" &&
         (result.statusCode === 429 || result.statusCode === 503 || result.statusCode === 408));
 
+/** Latency well above the baseline: by the ratio, and by more than the margin (whole milliseconds near 0). */
+const exceeds = (latency: number, baseline: number | null, ratio: number): boolean =>
+    baseline !== null && latency > baseline * ratio && latency - baseline > STRAIN_MARGIN_MS;
+
 /**
  * How many attempts each receiver's origin may have under way: additive increase, multiplicative
  * decrease (AIMD, TCP's congestion control), per origin. A new origin starts at 4 and doubles each
  * round trip while it answers 2xx without its latency rising; then the limit grows by one a round.
+ * Whether latency rose is judged once a round, on the round's quickest answer against the quickest
+ * of the rounds before (as TCP's HyStart judges round-trip times): a receiver that queues slows
+ * every answer, while one slow answer (a new connection's handshake, code not yet compiled) leaves
+ * the quickest as it was. A slow answer only adds nothing to the limit while slow start doubles it.
  * Timeouts, connection errors, 408, 429 and 503 halve it (once a round trip: a burst of failures
  * from one overload is one signal); latency well above the origin's baseline shrinks it gently. A
  * `Retry-After` on 429 or 503 pauses the whole origin until then. No package was found for this in
@@ -110,28 +123,33 @@ export class OriginLimits {
         }
         state.latency =
             state.latency === null ? durationMs : state.latency + (durationMs - state.latency) * LATENCY_WEIGHT;
-        state.baseline = state.baseline === null ? durationMs : Math.min(state.baseline, durationMs);
-        if (state.latency > state.baseline * SHRINK_RATIO && state.latency - state.baseline > 5) {
-            this.decrease(state, GENTLE_DECREASE, now);
-            return;
-        }
-        if (state.latency > state.baseline * HOLD_RATIO && state.latency - state.baseline > 5) {
-            return;
-        }
+        state.roundQuickest = Math.min(state.roundQuickest ?? durationMs, durationMs);
         // Grows only when the limit was what held it back: an idle origin's limit stays.
-        if (state.saturated && state.slowStart) {
-            // One more for each success: the limit doubles in a round.
+        if (state.saturated && state.slowStart && !exceeds(durationMs, state.baseline, HOLD_RATIO)) {
+            // One more for each quick success: the limit doubles in a round.
             state.limit = Math.min(this.options.ceiling, state.limit + 1);
         }
         state.roundLeft--;
         if (state.roundLeft <= 0) {
-            state.baseline *= BASELINE_DRIFT;
-            if (state.saturated && !state.slowStart) {
-                state.limit = Math.min(this.options.ceiling, state.limit + 1);
-            }
-            state.saturated = state.inFlight >= Math.floor(state.limit);
-            state.roundLeft = Math.floor(state.limit);
+            this.endRound(state, now);
         }
+    }
+
+    /** Judges the round that ended by its quickest answer, and starts the next. */
+    private endRound(state: Origin, now: number): void {
+        const quickest = state.roundQuickest ?? 0;
+        const before = state.baseline;
+        state.baseline = before === null ? quickest : Math.min(before * BASELINE_DRIFT, quickest);
+        if (exceeds(quickest, before, SHRINK_RATIO)) {
+            this.decrease(state, GENTLE_DECREASE, now);
+        } else if (exceeds(quickest, before, HOLD_RATIO)) {
+            state.slowStart = false;
+        } else if (state.saturated && !state.slowStart) {
+            state.limit = Math.min(this.options.ceiling, state.limit + 1);
+        }
+        state.saturated = state.inFlight >= Math.floor(state.limit);
+        state.roundLeft = Math.floor(state.limit);
+        state.roundQuickest = null;
     }
 
     public inFlight(origin: string): number {
@@ -189,6 +207,7 @@ export class OriginLimits {
                 roundLeft: this.initial(),
                 saturated: false,
                 latency: null,
+                roundQuickest: null,
                 baseline: null,
                 pausedUntil: 0,
                 lastDecrease: Number.NEGATIVE_INFINITY,

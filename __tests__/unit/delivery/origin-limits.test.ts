@@ -17,6 +17,19 @@ const round = (limits: OriginLimits, clock: { now: number }, result: AttemptResu
     return started;
 };
 
+/** Fills the origin to its limit and ends the attempts with 200 after the durations given, in turn. */
+const mixedRound = (limits: OriginLimits, clock: { now: number }, durationsMs: (index: number) => number): number => {
+    const started = limits.free(ORIGIN);
+    for (let index = 0; index < started; index++) {
+        limits.started(ORIGIN);
+    }
+    for (let index = 0; index < started; index++) {
+        clock.now += 1;
+        limits.finished(ORIGIN, ok, durationsMs(index));
+    }
+    return started;
+};
+
 describe("OriginLimits", () => {
     it("raises a slow but healthy receiver's concurrency up to the ceiling, doubling while nothing strains", () => {
         const clock = { now: 0 };
@@ -33,6 +46,30 @@ describe("OriginLimits", () => {
                 pausedUntil: null,
             },
         ]);
+    });
+
+    it("keeps raising a new origin's limit while some answers are slow but the quickest stay quick (new connections, code warming up)", () => {
+        const clock = { now: 0 };
+        const limits = new OriginLimits({ floor: 1, ceiling: 64 }, () => clock.now);
+        // Each round, the answers on new connections (half: the limit doubles) take 10 times longer.
+        const perRound = Array.from({ length: 8 }, () =>
+            mixedRound(limits, clock, (index) => (index % 2 === 0 ? 30 : 3)),
+        );
+        expect(perRound).toEqual([4, 8, 12, 18, 27, 40, 60, 64]);
+    });
+
+    it("does not shrink a quick receiver's limit for a few slow answers among quick ones (latency in whole milliseconds)", () => {
+        const clock = { now: 0 };
+        const limits = new OriginLimits({ floor: 1, ceiling: 64 }, () => clock.now);
+        for (let index = 0; index < 5; index++) {
+            mixedRound(limits, clock, () => 0);
+        }
+        expect(limits.free(ORIGIN)).toBe(64);
+        // The receiver pauses now and then (its collector): the last answers of each round wait 12 ms.
+        for (let index = 0; index < 10; index++) {
+            mixedRound(limits, clock, (attempt) => (attempt >= 52 ? 12 : attempt % 3));
+        }
+        expect(limits.free(ORIGIN)).toBe(64);
     });
 
     it("halves it on timeouts and connection errors, once a round trip, down to the floor", () => {
