@@ -7,6 +7,8 @@ interface Entry {
     done: boolean;
 }
 
+const NOTHING: OnExpiry = () => undefined;
+
 /**
  * Ends attempts that outlive their time, with one timer for all of them: every attempt has the same
  * allowance, so their deadlines come in the order they started, and a queue checked when its oldest
@@ -32,6 +34,10 @@ export class Deadlines {
         }
         return () => {
             entry.done = true;
+            // The entry stays queued until its deadline; what the attempt held (its request, its
+            // answer) must not: kept for the whole allowance, every attempt's objects outlived the
+            // young generation, and collecting the old one cost the engine's thread more than sending.
+            entry.onExpiry = NOTHING;
         };
     }
 

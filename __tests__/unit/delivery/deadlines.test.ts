@@ -1,3 +1,6 @@
+import { setFlagsFromString } from "v8";
+import { runInNewContext } from "vm";
+
 import { Deadlines } from "../../../src/delivery/deadlines";
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -24,6 +27,23 @@ describe("attempt deadlines", () => {
 
         await wait(80);
         expect(expiries).toBe(0);
+        deadlines.stop();
+    });
+
+    it("let go of what a released attempt held, long before its deadline", async () => {
+        setFlagsFromString("--expose-gc");
+        const collect = runInNewContext("gc") as () => void;
+        const deadlines = new Deadlines(60_000);
+        const held = (): WeakRef<object> => {
+            const answer = { body: Buffer.alloc(1024) };
+            deadlines.start(() => answer.body.fill(0))();
+            return new WeakRef(answer);
+        };
+        const answer = held();
+        // A WeakRef keeps its target until the job that made it has ended.
+        await wait(0);
+        collect();
+        expect(answer.deref()).toBeUndefined();
         deadlines.stop();
     });
 
