@@ -131,17 +131,20 @@ export const benchCost = async (): Promise<string[]> => {
         const floor = await runHost("floor");
         rounds.push(arkFirst ? { ark: first, ours: second, floor } : { ark: second, ours: first, floor });
     }
-    const row = (name: string, round: number, { figures, delivered }: HostRun): string =>
-        formatRow([
+    const row = (name: string, round: number, run: HostRun): string => {
+        const { figures, delivered } = run;
+        const afterWarmUpMs = afterWarmUp(run);
+        return formatRow([
             String(round + 1),
             name,
             delivered,
             perDelivery(figures.busyMs, delivered),
             perDelivery(figures.cpuMs, delivered),
-            delivered === DELIVERIES ? (figures.cpuAfterWarmUpMs / DELIVERIES_AFTER_WARM_UP).toFixed(4) : "–",
+            Number.isNaN(afterWarmUpMs) ? "–" : afterWarmUpMs.toFixed(4),
             figures.delayP99Ms.toFixed(1),
             figures.delayMaxMs.toFixed(1),
         ]);
+    };
     const ratios = (of: keyof CostFigures): number[] =>
         rounds.map(({ ours, ark }) => ours.figures[of] / ours.delivered / (ark.figures[of] / ark.delivered));
     const described = (values: number[], digits: number): string =>

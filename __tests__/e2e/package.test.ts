@@ -81,6 +81,35 @@ describe("the published package, installed into a TypeScript project", () => {
         }
     });
 
+    it("starts its threads with none of the node's own options (a --require of the node's process), at any niceness", () => {
+        // A node started with a preload (an agent); a thread script that tells what options it runs with.
+        const folder = join(scratch, "threads");
+        mkdirSync(folder);
+        writeFileSync(join(folder, "preload.js"), "globalThis.preloaded = true;\n");
+        writeFileSync(
+            join(folder, "exec-argv-thread.js"),
+            'require("worker_threads").parentPort.postMessage(process.execArgv);\n',
+        );
+        const spawn = join(unpacked, "package", "dist", "worker", "spawn.js");
+        const threadOptions = (niceness: number): { process: string[]; thread: string[] } => {
+            const starter = `
+                const worker = require(${JSON.stringify(spawn)}).spawnWorker("exec-argv-thread", undefined, ${JSON.stringify(folder)}, ${niceness});
+                worker.once("message", (execArgv) => {
+                    console.log(JSON.stringify({ process: process.execArgv, thread: execArgv }));
+                    void worker.terminate();
+                });`;
+            return JSON.parse(
+                run(process.execPath, ["--require", join(folder, "preload.js"), "--eval", starter], folder),
+            ) as { process: string[]; thread: string[] };
+        };
+        // Niceness 0 starts the thread's script itself; the default (10) starts it from the lowering script.
+        for (const niceness of [0, 10]) {
+            const seen = threadOptions(niceness);
+            expect(seen.process.slice(0, 2)).toEqual(["--require", join(folder, "preload.js")]);
+            expect(seen.thread).toEqual([]);
+        }
+    });
+
     it("compiles an import of it with nothing but its own dependencies, library checks on", () => {
         const consumer = join(scratch, "consumer");
         mkdirSync(consumer);
