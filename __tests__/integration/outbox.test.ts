@@ -120,6 +120,26 @@ describe("the listener's journal", () => {
         }
     });
 
+    it("writes the rest of a commit after events whose every webhook was deleted, and keeps no body for them", () => {
+        const store = openStore(file);
+        try {
+            const outbox = new DeliveryStore(store.outbox);
+            const [kept, first, second] = [addWebhookRow(store), addWebhookRow(store), addWebhookRow(store)];
+            journalEvent(store, [first, second], 1);
+            journalEvent(store, [first], 2);
+            const [keptDelivery] = journalEvent(store, [kept, first], 3);
+            store.register.prepare("DELETE FROM webhooks WHERE id IN (?, ?)").run(first, second);
+            expand(store);
+
+            expect(outbox.pendingWebhookIds()).toEqual([kept]);
+            expect(outbox.dueOf(kept, 10, 100).map((delivery) => delivery.id)).toEqual([keptDelivery]);
+            expect(JSON.parse(load(outbox, kept, keptDelivery)?.body ?? "{}").data.height).toBe(3);
+            expect(store.outbox.prepare("SELECT refs FROM delivery_bodies").all()).toEqual([{ refs: 1 }]);
+        } finally {
+            store.close();
+        }
+    });
+
     it("records the outcomes of a turn whose attempt's webhook was deleted while it was under way, that one dropped", () => {
         const store = openStore(file);
         try {

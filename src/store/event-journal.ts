@@ -69,12 +69,32 @@ const rowToEntry = (row: JournalRow): JournalEntry => ({
  * deliveries refer to; an event owed once keeps its body in its delivery's row.
  */
 export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly ExpandedEntry[]) => OwedDelivery[]) => {
-    const insert = db.prepare<[string, string, string, string, number | null, number, number, number, string]>(
+    const insert = db.prepare<[string, string, string, string, number | null, number, number, number]>(
         // OR IGNORE: an id already there is that very delivery (with the shared register, a chain
         // event seen twice, as a block applied again after a revert, owes the same delivery again).
+        // A plain VALUES insert: the webhook's existence is the foreign key's to check. The same row
+        // as INSERT … SELECT … WHERE EXISTS (SELECT 1 FROM webhooks …) cost 18 µs instead of 7-8.
         `INSERT OR IGNORE INTO deliveries (id, webhook_id, event, body, body_seq, status, attempts, next_attempt_at, created_at, updated_at)
-         SELECT ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
+         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
     );
+    // Whether the row was written; false for a webhook deleted since the event: the foreign key refused its row, and only that
+    // statement was undone (OR IGNORE covers the id alone, never a foreign key).
+    const insertOwed = (
+        owed: OwedDelivery,
+        event: string,
+        rowBody: string,
+        bodySeq: number | null,
+        at: number,
+    ): boolean => {
+        try {
+            return insert.run(owed.id, owed.webhookId, event, rowBody, bodySeq, at, at, at).changes > 0;
+        } catch (error) {
+            if ((error as { code?: unknown }).code === "SQLITE_CONSTRAINT_FOREIGNKEY") {
+                return false;
+            }
+            throw error;
+        }
+    };
     const insertBody = db.prepare<[string]>("INSERT INTO delivery_bodies (body, refs) VALUES (?, 0)");
     const countReferences = db.prepare<[number, number]>("UPDATE delivery_bodies SET refs = ? WHERE seq = ?");
     const dropBody = db.prepare<[number]>("DELETE FROM delivery_bodies WHERE seq = ?");
@@ -85,9 +105,7 @@ export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly Expanded
             const rowBody = bodySeq === null ? body : "";
             let references = 0;
             for (const owed of deliveries) {
-                if (
-                    insert.run(owed.id, owed.webhookId, event, rowBody, bodySeq, at, at, at, owed.webhookId).changes > 0
-                ) {
+                if (insertOwed(owed, event, rowBody, bodySeq, at)) {
                     written.push(owed);
                     references++;
                 }
