@@ -107,7 +107,7 @@ const medianOf = (values: readonly number[]): number =>
 // Rounds of the three hosts, ARK's and ours taking turns at going first: a machine whose speed
 // drifts over a minute (another tenant, the CPU's clock) would otherwise favour whichever ran in
 // its quicker half, and one pair of runs cannot tell a difference of a few percent from that.
-const ROUNDS = Math.max(1, Number(process.env.BENCH_COST_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_COST_ROUNDS ?? 5));
 
 interface Round {
     ark: HostRun;
@@ -119,7 +119,7 @@ interface Round {
  * What each plugin costs the node it lives in: each in a host process of its own, 10 webhooks on
  * transaction.applied, 10 blocks of 150 events a second, a receiver in this process answering 200
  * at once. Main-thread busy time (event-loop utilisation) and whole-process CPU per delivery, and
- * the host's event-loop delay, measured in the host; in rounds (BENCH_COST_ROUNDS, 3 by default),
+ * the host's event-loop delay, measured in the host; in rounds (BENCH_COST_ROUNDS, 5 by default),
  * each ratio given round by round and as their median.
  */
 export const benchCost = async (): Promise<string[]> => {
