@@ -7,7 +7,9 @@
 import "reflect-metadata";
 
 import { loadCompiledPlugin } from "./compiled-plugin";
+import { profileThreads } from "./thread-profiles";
 loadCompiledPlugin();
+profileThreads();
 
 import { Container, Contracts, Services } from "@arkecosystem/core-kernel";
 import { randomUUID } from "crypto";
