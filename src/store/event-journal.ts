@@ -77,8 +77,9 @@ export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly Expanded
         `INSERT OR IGNORE INTO deliveries (id, webhook_id, event, body, body_seq, status, attempts, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
     );
-    // Whether the row was written; false for a webhook deleted since the event: the foreign key refused its row, and only that
-    // statement was undone (OR IGNORE covers the id alone, never a foreign key).
+    // Whether the row was written; false for a webhook deleted since the event: the foreign key
+    // refused its row, and only that statement was undone (OR IGNORE covers the id alone, never a
+    // foreign key).
     const insertOwed = (
         owed: OwedDelivery,
         event: string,
