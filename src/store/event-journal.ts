@@ -1,4 +1,5 @@
 import { SqliteDatabase } from "./database";
+import { errorCodeOf } from "./storage-health";
 
 export interface OwedDelivery {
     id: string;
@@ -90,7 +91,7 @@ export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly Expanded
         try {
             return insert.run(owed.id, owed.webhookId, event, rowBody, bodySeq, at, at, at).changes > 0;
         } catch (error) {
-            if ((error as { code?: unknown }).code === "SQLITE_CONSTRAINT_FOREIGNKEY") {
+            if (errorCodeOf(error) === "SQLITE_CONSTRAINT_FOREIGNKEY") {
                 return false;
             }
             throw error;

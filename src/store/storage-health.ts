@@ -22,14 +22,15 @@ const STORAGE_CODES = [
     "ENOENT",
 ];
 
-const codeOf = (error: unknown): string | undefined => {
+/** An error's code (SQLite's or the system's), read by shape: a native module's errors may come from another realm. */
+export const errorCodeOf = (error: unknown): string | undefined => {
     const code = (error as { code?: unknown } | null)?.code;
     return typeof code === "string" ? code : undefined;
 };
 
 /** Whether an error comes from the database file (full, read-only, failing), not from a bad statement. */
 export const isStorageError = (error: unknown): boolean => {
-    const code = codeOf(error);
+    const code = errorCodeOf(error);
     return code !== undefined && STORAGE_CODES.some((prefix) => code === prefix || code.startsWith(`${prefix}_`));
 };
 
@@ -37,7 +38,7 @@ const describe = (error: unknown): string => {
     // Read the message by shape: errors thrown by a native module may come from another realm.
     const message = (error as { message?: unknown } | null)?.message;
     const text = typeof message === "string" ? message : String(error);
-    const code = codeOf(error);
+    const code = errorCodeOf(error);
     return code ? `${text} (${code})` : text;
 };
 
