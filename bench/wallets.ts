@@ -292,7 +292,9 @@ const benchSize = async (size: number): Promise<string[]> => {
                     mine.p99Ms,
                     stallMs,
                     collection,
-                    `${(mine.perSecond / theirs.perSecond).toFixed(0)}×`,
+                    theirs.requests > 0
+                        ? `${(mine.perSecond / theirs.perSecond).toFixed(0)}×`
+                        : `none: core-api answered no request (${JSON.stringify(theirs.statuses)})`,
                     a === b ? "yes" : "NO",
                 ]),
             );
