@@ -498,7 +498,7 @@ describe("the database file", () => {
         });
 
         expect(output).toContain(
-            `REFUSED core-wallet-webhooks cannot use its database file ${file}: attempt to write a readonly database`,
+            `REFUSED core-wallet-webhooks cannot use its database file ${file}: attempt to write a readonly database: the plugin needs to write it and the folder it is in (check their owner and mode)`,
         );
     });
 });

@@ -1,5 +1,6 @@
 import { Pool, PoolClient, PoolConfig } from "pg";
 
+import { errorCodeOf } from "../store/storage-health";
 import { SharedRegisterError } from "../webhooks/shared-register";
 import { migratePostgres, SchemaTooNewError } from "./postgres-schema";
 
@@ -32,9 +33,8 @@ const isDatabaseError = (error: unknown): boolean => {
     if (!(error instanceof Error)) {
         return false;
     }
-    const code = (error as { code?: unknown }).code;
     return (
-        typeof code === "string" ||
+        errorCodeOf(error) !== undefined ||
         error instanceof SchemaTooNewError ||
         /connection|timeout|terminat/i.test(error.message)
     );

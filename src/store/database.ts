@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, statSync } from "fs";
 import { dirname } from "path";
 
 import { MIGRATIONS } from "./migrations";
+import { errorCodeOf } from "./storage-health";
 
 export type SqliteDatabase = BetterSqlite3.Database;
 
@@ -144,9 +145,9 @@ export const openEngineConnection = (file: string): SqliteDatabase => {
 
 const describeOpenError = (error: unknown): string => {
     const message = error instanceof Error ? error.message : String(error);
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === "string" && code.startsWith("SQLITE_READONLY")) {
+    const code = errorCodeOf(error);
+    if (code?.startsWith("SQLITE_READONLY")) {
         return `${message}: the plugin needs to write it and the folder it is in (check their owner and mode)`;
     }
-    return typeof code === "string" ? `${message} (${code})` : message;
+    return code ? `${message} (${code})` : message;
 };
