@@ -1,3 +1,4 @@
+import { ChildProcess, spawn } from "child_process";
 import { Worker } from "worker_threads";
 
 export interface LoadResult {
@@ -15,6 +16,12 @@ export interface LoadOptions {
     maxMs: number;
 }
 
+/**
+ * Where the client runs: a thread of the measured process (its own event loop, but the process's
+ * heap pages, address space and V8 helper threads), or a process of its own, as a node's clients are.
+ */
+export type ClientHost = "thread" | "process";
+
 /** The i-th request uses urls[i % urls.length] and, when given, bodies[i % bodies.length]. */
 export interface LoadPlan {
     method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -24,8 +31,7 @@ export interface LoadPlan {
 
 // The load runs in a thread of its own, so that it does not take the event loop of the server it
 // measures: both plugins' servers run in the benchmark's main thread.
-const LOAD_WORKER = `
-const { parentPort, workerData } = require("worker_threads");
+const LOAD_CLIENT = `async (parentPort, workerData) => {
 const { performance } = require("perf_hooks");
 const { Agent, request } = require(workerData.undici);
 const { plan, options } = workerData;
@@ -69,12 +75,11 @@ const run = async () => {
     parentPort.postMessage({ latencies, statuses, elapsed });
 };
 run().catch((error) => parentPort.postMessage({ error: String(error) }));
-`;
+}`;
 
 // Asks for pages one after another, from a thread of its own like the load, and times each: the
 // node's thread then pays for the server's work alone, as with a client in another process.
-const ASKER_WORKER = `
-const { parentPort, workerData } = require("worker_threads");
+const ASKER_CLIENT = `async (parentPort, workerData) => {
 const { performance } = require("perf_hooks");
 const { Agent, request } = require(workerData.undici);
 const agent = new Agent({ connections: 1, pipelining: 1 });
@@ -97,7 +102,57 @@ parentPort.on("message", async (urls) => {
         parentPort.postMessage({ error: String(error) });
     }
 });
-`;
+}`;
+
+/** A client script's side of the conversation, whichever its host. */
+interface ClientPeer {
+    postMessage(message: unknown): void;
+    once(event: "message" | "error" | "exit", listener: (value: never) => void): void;
+    on(event: "message" | "error", listener: (value: never) => void): void;
+    terminate(): Promise<void>;
+}
+
+// In a process, the script's data comes as its first message and `parentPort` is the IPC channel.
+const PROCESS_PRELUDE = `
+const channel = {
+    postMessage: (message) => process.send(message),
+    once: (event, listener) => process.once(event, listener),
+    on: (event, listener) => process.on(event, listener),
+    close: () => process.disconnect(),
+};`;
+
+const startClient = (client: string, workerData: unknown, host: ClientHost): ClientPeer => {
+    if (host === "thread") {
+        const script = `const { parentPort, workerData } = require("worker_threads");\n(${client})(parentPort, workerData);`;
+        const worker = new Worker(script, { eval: true, workerData });
+        return {
+            postMessage: (message) => worker.postMessage(message),
+            once: (event, listener) => worker.once(event, listener as (value: unknown) => void),
+            on: (event, listener) => worker.on(event, listener as (value: unknown) => void),
+            terminate: async () => {
+                await worker.terminate();
+            },
+        };
+    }
+    const script = `${PROCESS_PRELUDE}\nprocess.once("message", (workerData) => (${client})(channel, workerData));`;
+    const child: ChildProcess = spawn(process.execPath, ["-e", script], {
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+        serialization: "advanced",
+    });
+    child.send(workerData as never);
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    return {
+        postMessage: (message) => child.send(message as never),
+        once: (event, listener) => child.once(event, listener as (value: unknown) => void),
+        on: (event, listener) => child.on(event, listener as (value: unknown) => void),
+        terminate: async () => {
+            if (child.exitCode === null && child.signalCode === null) {
+                child.kill();
+            }
+            await exited;
+        },
+    };
+};
 
 export interface Asker {
     /** Each URL asked once, one after another: each response's time, from its request to its body's end. */
@@ -105,8 +160,8 @@ export interface Asker {
     close(): Promise<void>;
 }
 
-export const startAsker = (): Asker => {
-    const worker = new Worker(ASKER_WORKER, { eval: true, workerData: { undici: require.resolve("undici") } });
+export const startAsker = (host: ClientHost = "thread"): Asker => {
+    const worker = startClient(ASKER_CLIENT, { undici: require.resolve("undici") }, host);
     let asking: { resolve: (latencies: number[]) => void; reject: (error: Error) => void } | undefined;
     const answered = (): typeof asking => {
         const waiting = asking;
@@ -147,11 +202,9 @@ export const runLoad = async (
     options: LoadOptions,
     beforeStart: () => void | Promise<void> = () => undefined,
     afterEnd: () => void | Promise<void> = () => undefined,
+    host: ClientHost = "thread",
 ): Promise<LoadResult> => {
-    const worker = new Worker(LOAD_WORKER, {
-        eval: true,
-        workerData: { undici: require.resolve("undici"), plan, options },
-    });
+    const worker = startClient(LOAD_CLIENT, { undici: require.resolve("undici"), plan, options }, host);
     const next = <T>(): Promise<T> =>
         new Promise<T>((resolve, reject) => {
             worker.once("message", resolve);

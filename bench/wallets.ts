@@ -10,7 +10,7 @@ import { defaults } from "../src/defaults";
 import { createHttpServer } from "../src/http/server";
 import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
 import { Collections } from "./collections";
-import { formatRow, LoadResult, percentile, runLoad, startAsker } from "./load";
+import { ClientHost, formatRow, LoadResult, percentile, runLoad, startAsker } from "./load";
 
 // `npm run bench -- wallets` runs 100,000; BENCH_WALLETS=100000,1000000 runs both (a million
 // wallets takes about a minute to create and some 3 GB of heap: see the bench script's limit).
@@ -38,6 +38,10 @@ const BLOCKS_MEASURED_FROM_CLIENT = 100;
 // and each query's in turn, for how often a window's longest stall passes 20 ms on each route:
 // one window a route cannot tell the wallet routes' stalls from the process's own.
 const REPEATED_ROUNDS = Number(process.env.BENCH_WALLETS_REPEAT ?? 0);
+// The clients (the load and the asker after blocks) run in a process of their own, as a node's
+// clients do; BENCH_WALLETS_CLIENT=thread runs them in threads of this process, as before
+// 2026-11-27, where they share the node's address space and V8's helper threads.
+const CLIENT_HOST: ClientHost = process.env.BENCH_WALLETS_CLIENT === "thread" ? "thread" : "process";
 const STALL_LIMIT_MS = 20;
 // After each block of the floor route's series from the client, about what the five queries take:
 // blocks back to back leave the lists' refresh behind (a list more than 64 versions behind is
@@ -148,6 +152,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                 await closeWindow(delay, () => clearInterval(blocks));
                 closed = performance.now();
             },
+            CLIENT_HOST,
         );
         return {
             result,
@@ -162,7 +167,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         stallMs: number;
         collection: string;
     }> => {
-        const asker = startAsker();
+        const asker = startAsker(CLIENT_HOST);
         try {
             const queryUrls = QUERIES.map((query) => `${urlOf(ours)}${query}`);
             await asker.timeEach(queryUrls); // the client's first requests load it
@@ -280,6 +285,9 @@ const benchSize = async (size: number): Promise<string[]> => {
             const theirs = await runLoad(
                 { urls: [`${urlOf(coreApi)}${query}`] },
                 size >= 500_000 ? { concurrency: 1, maxRequests: 1, maxMs: 1 } : LOAD,
+                undefined,
+                undefined,
+                CLIENT_HOST,
             );
             const { result: mine, stallMs, collection } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
             rows.push(
@@ -318,7 +326,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             "",
             `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection: ${floorCollection}); in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection: ${firstFloorCollection}).`,
             "",
-            `After the table, the same from a client thread, ${BLOCKS_MEASURED_FROM_CLIENT} blocks: the first request of each query p50 ${percentile(fromClient.queries, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.queries, 0.99).toFixed(1)} ms, max ${fromClient.queries[fromClient.queries.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.stallMs.toFixed(1)} ms (longest collection of the node's heap: ${fromClient.collection}). The floor route, after each of ${BLOCKS_MEASURED_FROM_CLIENT} more blocks: p50 ${percentile(fromClient.floor, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.floor, 0.99).toFixed(1)} ms, max ${fromClient.floor[fromClient.floor.length - 1].toFixed(1)} ms.`,
+            `After the table, the same from a client ${CLIENT_HOST} of its own, ${BLOCKS_MEASURED_FROM_CLIENT} blocks: the first request of each query p50 ${percentile(fromClient.queries, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.queries, 0.99).toFixed(1)} ms, max ${fromClient.queries[fromClient.queries.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.stallMs.toFixed(1)} ms (longest collection of the node's heap: ${fromClient.collection}). The floor route, after each of ${BLOCKS_MEASURED_FROM_CLIENT} more blocks: p50 ${percentile(fromClient.floor, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.floor, 0.99).toFixed(1)} ms, max ${fromClient.floor[fromClient.floor.length - 1].toFixed(1)} ms.`,
         );
         if (REPEATED_ROUNDS > 0) {
             const over = (stalls: number[]): number => stalls.filter((stall) => stall >= STALL_LIMIT_MS).length;
