@@ -166,6 +166,8 @@ const benchSize = async (size: number): Promise<string[]> => {
         floor: number[];
         stallMs: number;
         collection: string;
+        floorStallMs: number;
+        floorCollection: string;
     }> => {
         const asker = startAsker(CLIENT_HOST);
         try {
@@ -183,16 +185,22 @@ const benchSize = async (size: number): Promise<string[]> => {
             const stallMs = delay.max / 1e6;
             const collection = await collections.longestWithin(opened, performance.now());
             const floor: number[] = [];
+            await collectAndSettle();
+            await openWindow(delay);
+            const floorOpened = performance.now();
             for (let block = 0; block < BLOCKS_MEASURED_FROM_CLIENT; block++) {
                 applyBlock(state, wallets, 6_000 + block);
                 floor.push(...(await asker.timeEach([`${urlOf(ours)}${BASELINE}`])));
                 await new Promise((resolve) => setTimeout(resolve, FLOOR_BLOCK_REST_MS));
             }
+            delay.disable();
             return {
                 queries: queries.sort((a, b) => a - b),
                 floor: floor.sort((a, b) => a - b),
                 stallMs,
                 collection,
+                floorStallMs: delay.max / 1e6,
+                floorCollection: await collections.longestWithin(floorOpened, performance.now()),
             };
         } finally {
             await asker.close();
@@ -326,7 +334,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             "",
             `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection: ${floorCollection}); in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection: ${firstFloorCollection}).`,
             "",
-            `After the table, the same from a client ${CLIENT_HOST} of its own, ${BLOCKS_MEASURED_FROM_CLIENT} blocks: the first request of each query p50 ${percentile(fromClient.queries, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.queries, 0.99).toFixed(1)} ms, max ${fromClient.queries[fromClient.queries.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.stallMs.toFixed(1)} ms (longest collection of the node's heap: ${fromClient.collection}). The floor route, after each of ${BLOCKS_MEASURED_FROM_CLIENT} more blocks: p50 ${percentile(fromClient.floor, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.floor, 0.99).toFixed(1)} ms, max ${fromClient.floor[fromClient.floor.length - 1].toFixed(1)} ms.`,
+            `After the table, the same from a client ${CLIENT_HOST} of its own, ${BLOCKS_MEASURED_FROM_CLIENT} blocks: the first request of each query p50 ${percentile(fromClient.queries, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.queries, 0.99).toFixed(1)} ms, max ${fromClient.queries[fromClient.queries.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.stallMs.toFixed(1)} ms (longest collection of the node's heap: ${fromClient.collection}). The floor route, after each of ${BLOCKS_MEASURED_FROM_CLIENT} more blocks: p50 ${percentile(fromClient.floor, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.floor, 0.99).toFixed(1)} ms, max ${fromClient.floor[fromClient.floor.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.floorStallMs.toFixed(1)} ms (longest collection: ${fromClient.floorCollection}).`,
         );
         if (REPEATED_ROUNDS > 0) {
             const over = (stalls: number[]): number => stalls.filter((stall) => stall >= STALL_LIMIT_MS).length;
