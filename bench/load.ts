@@ -112,8 +112,10 @@ interface ClientPeer {
     terminate(): Promise<void>;
 }
 
-// In a process, the script's data comes as its first message and `parentPort` is the IPC channel.
+// In a process, the script's data comes as its first message and `parentPort` is the IPC channel;
+// the client ends with the channel, so that a bench stopped or killed leaves no client running.
 const PROCESS_PRELUDE = `
+process.on("disconnect", () => process.exit(0));
 const channel = {
     postMessage: (message) => process.send(message),
     once: (event, listener) => process.once(event, listener),
