@@ -14,6 +14,8 @@ export interface LoadOptions {
     /** Stops after this many requests or this much time, whichever comes first. */
     maxRequests: number;
     maxMs: number;
+    /** Where the client runs; a thread unless said. */
+    host?: ClientHost;
 }
 
 /**
@@ -29,8 +31,8 @@ export interface LoadPlan {
     bodies?: readonly string[];
 }
 
-// The load runs in a thread of its own, so that it does not take the event loop of the server it
-// measures: both plugins' servers run in the benchmark's main thread.
+// The load runs in a thread or a process of its own, so that it does not take the event loop of the
+// server it measures: both plugins' servers run in the benchmark's main thread.
 const LOAD_CLIENT = `async (parentPort, workerData) => {
 const { performance } = require("perf_hooks");
 const { Agent, request } = require(workerData.undici);
@@ -77,8 +79,8 @@ const run = async () => {
 run().catch((error) => parentPort.postMessage({ error: String(error) }));
 }`;
 
-// Asks for pages one after another, from a thread of its own like the load, and times each: the
-// node's thread then pays for the server's work alone, as with a client in another process.
+// Asks for pages one after another, from a thread or a process of its own like the load, and times
+// each: the node's thread then pays for the server's work alone.
 const ASKER_CLIENT = `async (parentPort, workerData) => {
 const { performance } = require("perf_hooks");
 const { Agent, request } = require(workerData.undici);
@@ -173,7 +175,7 @@ export const startAsker = (host: ClientHost = "thread"): Asker => {
     worker.on("message", (message: { latencies?: number[]; error?: string }) =>
         message.latencies ? answered()?.resolve(message.latencies) : answered()?.reject(new Error(message.error)),
     );
-    // A thread that dies fails the question it had, instead of leaving it unanswered.
+    // A client that dies fails the question it had, instead of leaving it unanswered.
     worker.on("error", (error) => answered()?.reject(error));
     return {
         timeEach: (urls) =>
@@ -193,9 +195,9 @@ export const percentile = (sorted: number[], fraction: number): number =>
     sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 
 /**
- * Runs the plan over keep-alive connections at a fixed concurrency, from a worker thread. The
- * thread is started and its HTTP client loaded first; `beforeStart` runs once they are, just before
- * the first request, and `afterEnd` once the last answer is in, before the thread is ended and its
+ * Runs the plan over keep-alive connections at a fixed concurrency, from a thread or a process of
+ * its own (`options.host`). The client is started and its HTTP client loaded first; `beforeStart` runs
+ * once they are, just before the first request, and `afterEnd` once the last answer is in, before the client is ended and its
  * latencies sorted, so that a caller measuring the window (an event-loop delay histogram) leaves
  * the thread's start and end out of it.
  */
@@ -204,9 +206,9 @@ export const runLoad = async (
     options: LoadOptions,
     beforeStart: () => void | Promise<void> = () => undefined,
     afterEnd: () => void | Promise<void> = () => undefined,
-    host: ClientHost = "thread",
 ): Promise<LoadResult> => {
-    const worker = startClient(LOAD_CLIENT, { undici: require.resolve("undici"), plan, options }, host);
+    const { host = "thread", ...clientOptions } = options;
+    const worker = startClient(LOAD_CLIENT, { undici: require.resolve("undici"), plan, options: clientOptions }, host);
     const next = <T>(): Promise<T> =>
         new Promise<T>((resolve, reject) => {
             worker.once("message", resolve);

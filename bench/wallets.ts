@@ -10,7 +10,7 @@ import { defaults } from "../src/defaults";
 import { createHttpServer } from "../src/http/server";
 import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
 import { Collections } from "./collections";
-import { ClientHost, formatRow, LoadResult, percentile, runLoad, startAsker } from "./load";
+import { ClientHost, formatRow, LoadOptions, LoadResult, percentile, runLoad, startAsker } from "./load";
 
 // `npm run bench -- wallets` runs 100,000; BENCH_WALLETS=100000,1000000 runs both (a million
 // wallets takes about a minute to create and some 3 GB of heap: see the bench script's limit).
@@ -23,11 +23,15 @@ const QUERIES = [
     "/api/wallets?balance.from=1000000000000",
 ];
 const BASELINE = "/api/baseline";
-const LOAD = { concurrency: 4, maxRequests: 100_000, maxMs: 10_000 };
+// The clients (the load and the asker after blocks) run in a process of their own, as a node's
+// clients do; BENCH_WALLETS_CLIENT=thread runs them in threads of this process, as before
+// 2026-11-27, where they share the node's address space and V8's helper threads.
+const CLIENT_HOST: ClientHost = process.env.BENCH_WALLETS_CLIENT === "thread" ? "thread" : "process";
+const LOAD: LoadOptions = { concurrency: 4, maxRequests: 100_000, maxMs: 10_000, host: CLIENT_HOST };
 const BLOCK_TIME_MS = 8_000;
 const WALLETS_PER_BLOCK = 300;
 // The first request after a block, measured twice. Before the load windows, as this bench always
-// has: 30 blocks, fetch on the node's thread. After them: 100 blocks from a client thread, since
+// has: 30 blocks, fetch on the node's thread. After them: 100 blocks from a client of its own, since
 // a p99 of 150 requests is their second slowest (as unsteady as a maximum), and a client on the
 // node's thread costs that thread its own work and garbage (fetch, gzip both ways), as no client
 // in another process does. Run before the windows, the longer series was followed by a first
@@ -38,10 +42,6 @@ const BLOCKS_MEASURED_FROM_CLIENT = 100;
 // and each query's in turn, for how often a window's longest stall passes 20 ms on each route:
 // one window a route cannot tell the wallet routes' stalls from the process's own.
 const REPEATED_ROUNDS = Number(process.env.BENCH_WALLETS_REPEAT ?? 0);
-// The clients (the load and the asker after blocks) run in a process of their own, as a node's
-// clients do; BENCH_WALLETS_CLIENT=thread runs them in threads of this process, as before
-// 2026-11-27, where they share the node's address space and V8's helper threads.
-const CLIENT_HOST: ClientHost = process.env.BENCH_WALLETS_CLIENT === "thread" ? "thread" : "process";
 const STALL_LIMIT_MS = 20;
 // After each block of the floor route's series from the client, about what the five queries take:
 // blocks back to back leave the lists' refresh behind (a list more than 64 versions behind is
@@ -152,7 +152,6 @@ const benchSize = async (size: number): Promise<string[]> => {
                 await closeWindow(delay, () => clearInterval(blocks));
                 closed = performance.now();
             },
-            CLIENT_HOST,
         );
         return {
             result,
@@ -160,7 +159,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             collection: await collections.longestWithin(opened, closed),
         };
     };
-    /** The first request of each query after each block, asked from a client thread; then the floor route's. */
+    /** The first request of each query after each block, asked from a client of its own; then the floor route's. */
     const timeAfterBlocksFromClient = async (): Promise<{
         queries: number[];
         floor: number[];
@@ -292,10 +291,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             // core-api sorts every wallet per request: at a million, one request at a time, one is enough.
             const theirs = await runLoad(
                 { urls: [`${urlOf(coreApi)}${query}`] },
-                size >= 500_000 ? { concurrency: 1, maxRequests: 1, maxMs: 1 } : LOAD,
-                undefined,
-                undefined,
-                CLIENT_HOST,
+                size >= 500_000 ? { ...LOAD, concurrency: 1, maxRequests: 1, maxMs: 1 } : LOAD,
             );
             const { result: mine, stallMs, collection } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
             rows.push(
