@@ -1,16 +1,16 @@
 import { AddressInfo } from "net";
 import { IntervalHistogram, monitorEventLoopDelay } from "perf_hooks";
 
-import { Container, Contracts } from "@arkecosystem/core-kernel";
-import { Utils } from "@arkecosystem/crypto";
 import Hapi from "@hapi/hapi";
 
-import { createWalletState, WalletState } from "../__tests__/support/wallet-state";
+import { createWalletState } from "../__tests__/support/wallet-state";
 import { defaults } from "../src/defaults";
 import { createHttpServer } from "../src/http/server";
 import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
 import { Collections } from "./collections";
+import { CoreApiHost, startCoreApiHost } from "./core-api-host";
 import { ClientHost, formatRow, LoadOptions, LoadResult, percentile, runLoad, startAsker } from "./load";
+import { applyBlock as applyBlockTo, WALLETS_PER_BLOCK } from "./wallet-blocks";
 
 // `npm run bench -- wallets` runs 100,000; BENCH_WALLETS=100000,1000000 runs both (a million
 // wallets takes about a minute to create and some 3 GB of heap: see the bench script's limit).
@@ -29,7 +29,8 @@ const BASELINE = "/api/baseline";
 const CLIENT_HOST: ClientHost = process.env.BENCH_WALLETS_CLIENT === "thread" ? "thread" : "process";
 const LOAD: LoadOptions = { concurrency: 4, maxRequests: 100_000, maxMs: 10_000, host: CLIENT_HOST };
 const BLOCK_TIME_MS = 8_000;
-const WALLETS_PER_BLOCK = 300;
+// core-api's routes run in a process of their own (see core-api-host.ts) unless this says otherwise.
+const CORE_API_IN_SAME_PROCESS = process.env.BENCH_WALLETS_CORE_API === "same-process";
 // The first request after a block, measured twice. Before the load windows, as this bench always
 // has: 30 blocks, fetch on the node's thread. After them: 100 blocks from a client of its own, since
 // a p99 of 150 requests is their second slowest (as unsteady as a maximum), and a client on the
@@ -49,18 +50,6 @@ const STALL_LIMIT_MS = 20;
 const FLOOR_BLOCK_REST_MS = 40;
 
 const urlOf = (server: Hapi.Server): string => `http://127.0.0.1:${(server.listener.address() as AddressInfo).port}`;
-
-/** What a block does to the state: a few hundred wallets' balances and nonces change, one votes. */
-const applyBlock = (state: WalletState, wallets: readonly Contracts.State.Wallet[], block: number): void => {
-    for (let index = 0; index < WALLETS_PER_BLOCK; index++) {
-        const wallet = wallets[(block * 7_919 + index * 104_729) % wallets.length];
-        wallet.setBalance(wallet.getBalance().plus(Utils.BigNumber.make(1 + index)));
-        wallet.setNonce(wallet.getNonce().plus(Utils.BigNumber.ONE));
-    }
-    state.app
-        .get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService)
-        .dispatchSync("block.applied", {});
-};
 
 const bodyOf = async (url: string): Promise<string> => (await fetch(url)).text();
 
@@ -109,10 +98,18 @@ const benchSize = async (size: number): Promise<string[]> => {
         const { heapUsed: heap, arrayBuffers } = process.memoryUsage();
         return heap + arrayBuffers;
     };
+    // Its state is built beside ours, on the other core.
+    const coreApiHost = CORE_API_IN_SAME_PROCESS ? undefined : startCoreApiHost(size);
     const heapBefore = heapUsed();
     // The wallet thread as the plugin runs it: its default niceness below the node's thread.
     const state = createWalletState(size, 1, Number(defaults.threads.niceness));
     const wallets = state.repository.allByAddress();
+    // Every block applied, for core-api's host to apply before each comparison.
+    const appliedBlocks: number[] = [];
+    const applyBlock = (block: number): void => {
+        applyBlockTo(state, wallets, block);
+        appliedBlocks.push(block);
+    };
     const ours = await createHttpServer(
         { host: "127.0.0.1", port: 0, whitelist: ["127.0.0.1"], apiKey: "", bodyBytes: 65536 },
         async (server) => {
@@ -121,14 +118,25 @@ const benchSize = async (size: number): Promise<string[]> => {
             server.route({ method: "GET", path: BASELINE, handler: () => ({ data: {} }) });
         },
     );
-    const coreApi = await state.coreApiServer();
-    await Promise.all([ours.start(), coreApi.start()]);
+    const coreApi: CoreApiHost = coreApiHost
+        ? await coreApiHost.ready
+        : await (async () => {
+              const server = await state.coreApiServer();
+              await server.start();
+              return { url: urlOf(server), sync: async () => undefined, stop: () => server.stop() };
+          })();
+    /** core-api's body for a query, with the blocks applied so far. */
+    const coreApiBody = async (query: string): Promise<string> => {
+        await coreApi.sync(appliedBlocks);
+        return bodyOf(`${coreApi.url}${query}`);
+    };
+    await ours.start();
     const delay = monitorEventLoopDelay({ resolution: 1 });
     const collections = new Collections();
     /**
      * A load on one route with a block every BLOCK_TIME_MS, and the longest stall while it runs.
      * The window opens once the load's thread is started (its start is the bench's, not the
-     * route's) and the garbage of what ran before it (core-api's sorts) is collected and swept.
+     * route's) and the garbage of what ran before it is collected and swept.
      */
     const measuredLoad = async (
         url: string,
@@ -145,7 +153,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                 await collectAndSettle();
                 await openWindow(delay);
                 opened = performance.now();
-                blocks = setInterval(() => applyBlock(state, wallets, firstBlock + block++), BLOCK_TIME_MS);
+                blocks = setInterval(() => applyBlock(firstBlock + block++), BLOCK_TIME_MS);
             },
             // Before the load's thread is ended and its latencies sorted: the bench's work, not the routes'.
             async () => {
@@ -177,7 +185,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             const opened = performance.now();
             const queries: number[] = [];
             for (let block = 0; block < BLOCKS_MEASURED_FROM_CLIENT; block++) {
-                applyBlock(state, wallets, 5_000 + block);
+                applyBlock(5_000 + block);
                 queries.push(...(await asker.timeEach(queryUrls)));
             }
             delay.disable();
@@ -188,7 +196,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             await openWindow(delay);
             const floorOpened = performance.now();
             for (let block = 0; block < BLOCKS_MEASURED_FROM_CLIENT; block++) {
-                applyBlock(state, wallets, 6_000 + block);
+                applyBlock(6_000 + block);
                 floor.push(...(await asker.timeEach([`${urlOf(ours)}${BASELINE}`])));
                 await new Promise((resolve) => setTimeout(resolve, FLOOR_BLOCK_REST_MS));
             }
@@ -206,7 +214,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
     };
     const rows = [
-        `Wallet listings, ${size.toLocaleString("en")} wallets in a core-state WalletRepository, concurrency ${LOAD.concurrency}, up to ${LOAD.maxRequests} requests or ${LOAD.maxMs / 1000} s each; during ours a block every ${BLOCK_TIME_MS / 1000} s changes ${WALLETS_PER_BLOCK} wallets`,
+        `Wallet listings, ${size.toLocaleString("en")} wallets in a core-state WalletRepository, concurrency ${LOAD.concurrency}, up to ${LOAD.maxRequests} requests or ${LOAD.maxMs / 1000} s each; during ours a block every ${BLOCK_TIME_MS / 1000} s changes ${WALLETS_PER_BLOCK} wallets; core-api's routes ${CORE_API_IN_SAME_PROCESS ? "in this process, over the same repository" : "in a process of their own, over an equal repository given the same blocks before each comparison"}`,
         "",
     ];
     try {
@@ -234,7 +242,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         const afterBlock: number[] = [];
         let unequal = 0;
         for (let block = 0; block < BLOCKS_MEASURED; block++) {
-            applyBlock(state, wallets, block);
+            applyBlock(block);
             for (const query of QUERIES) {
                 const started = performance.now();
                 await bodyOf(`${urlOf(ours)}${query}`);
@@ -250,21 +258,18 @@ const benchSize = async (size: number): Promise<string[]> => {
         // the collections of a heap this size).
         const floorAfterBlock: number[] = [];
         for (let block = 0; block < BLOCKS_MEASURED; block++) {
-            applyBlock(state, wallets, 500 + block);
+            applyBlock(500 + block);
             const started = performance.now();
             await bodyOf(`${urlOf(ours)}${BASELINE}`);
             floorAfterBlock.push(performance.now() - started);
         }
         floorAfterBlock.sort((a, b) => a - b);
-        // Equal to core-api's after more blocks; core-api sorts every wallet in this thread, so
-        // this runs outside the windows whose stalls are counted.
+        // Equal to core-api's after more blocks, outside the windows whose stalls are counted
+        // (with BENCH_WALLETS_CORE_API=same-process core-api sorts every wallet in this thread).
         for (let block = BLOCKS_MEASURED; block < BLOCKS_MEASURED + 3; block++) {
-            applyBlock(state, wallets, block);
+            applyBlock(block);
             for (const query of QUERIES) {
-                const [mine, theirs] = [
-                    await bodyOf(`${urlOf(ours)}${query}`),
-                    await bodyOf(`${urlOf(coreApi)}${query}`),
-                ];
+                const [mine, theirs] = [await bodyOf(`${urlOf(ours)}${query}`), await coreApiBody(query)];
                 unequal += mine === theirs ? 0 : 1;
             }
         }
@@ -287,10 +292,10 @@ const benchSize = async (size: number): Promise<string[]> => {
             collection: firstFloorCollection,
         } = await measuredLoad(`${urlOf(ours)}${BASELINE}`, 3_000);
         for (const query of QUERIES) {
-            const [a, b] = await Promise.all([bodyOf(`${urlOf(ours)}${query}`), bodyOf(`${urlOf(coreApi)}${query}`)]);
+            const [a, b] = await Promise.all([bodyOf(`${urlOf(ours)}${query}`), coreApiBody(query)]);
             // core-api sorts every wallet per request: at a million, one request at a time, one is enough.
             const theirs = await runLoad(
-                { urls: [`${urlOf(coreApi)}${query}`] },
+                { urls: [`${coreApi.url}${query}`] },
                 size >= 500_000 ? { ...LOAD, concurrency: 1, maxRequests: 1, maxMs: 1 } : LOAD,
             );
             const { result: mine, stallMs, collection } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
