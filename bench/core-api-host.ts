@@ -16,6 +16,7 @@ import { fork } from "child_process";
 import { AddressInfo } from "net";
 
 import { createWalletState } from "../__tests__/support/wallet-state";
+import { nextMessageOf } from "./child-messages";
 import { applyBlock } from "./wallet-blocks";
 
 type ToHost = { kind: "start"; size: number } | { kind: "blocks"; blocks: number[] };
@@ -36,16 +37,7 @@ export const startCoreApiHost = (size: number): { ready: Promise<CoreApiHost> } 
     });
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     const heard = (kind: FromHost["kind"]): Promise<FromHost> =>
-        new Promise((resolve, reject) => {
-            const listener = (message: FromHost): void => {
-                if (message.kind === kind) {
-                    child.off("message", listener);
-                    resolve(message);
-                }
-            };
-            child.on("message", listener);
-            void exited.then(() => reject(new Error(`core-api's host exited before "${kind}"`)));
-        });
+        nextMessageOf<FromHost>(child, kind, "core-api's host");
     const say = (message: ToHost): void => void child.send(message);
     let sent = 0;
     const ready = (async (): Promise<CoreApiHost> => {

@@ -3,6 +3,7 @@ import { createServer } from "http";
 import { AddressInfo } from "net";
 import { join } from "path";
 
+import { nextMessageOf } from "./child-messages";
 import { CostFigures, CostPlan, FromHost, ToHost, WARM_UP_BLOCKS } from "./cost-host";
 import { formatRow, percentile } from "./load";
 
@@ -59,16 +60,7 @@ const runHost = async (which: "ours" | "ark" | "floor"): Promise<HostRun> => {
     });
     const say = (message: ToHost): void => void child.send(message);
     const heard = (kind: FromHost["kind"]): Promise<FromHost> =>
-        new Promise((resolve, reject) => {
-            const listener = (message: FromHost): void => {
-                if (message.kind === kind) {
-                    child.off("message", listener);
-                    resolve(message);
-                }
-            };
-            child.on("message", listener);
-            child.once("exit", (code) => reject(new Error(`the ${which} host exited (${code}) before "${kind}"`)));
-        });
+        nextMessageOf<FromHost>(child, kind, `the ${which} host`);
     try {
         await heard("ready");
         say({ kind: "run", plan: PLAN });
