@@ -3,6 +3,7 @@ import { Contracts } from "@arkecosystem/core-kernel";
 import { Worker } from "worker_threads";
 
 import { spawnWorker } from "../worker/spawn";
+import { withYoungGenerationFloor } from "../worker/young-generation";
 import { forOfSliced, SLICE_MS, yieldToEventLoop } from "./sliced-sort";
 import { FromWallets, ToWallets, WalletAnswer, WalletQuestion, WalletThreadState } from "./wallet-messages";
 import { receiveWallet, toTransferable, TransferredWallet, transferWallet } from "./wallet-transfer";
@@ -70,6 +71,8 @@ const EXACT_COUNT: Readonly<{ totalCountIsEstimate: false }> = Object.freeze({ t
 // Wallets sent to the thread in one message while the whole state is sent: posting copies them
 // on the node's thread (some 2.3 µs a wallet), so a message is kept small enough to fit a slice.
 const SYNC_BATCH = 256;
+// The wallet thread's young generation at least (see worker/young-generation.ts): V8's largest.
+const WALLET_THREAD_YOUNG_GENERATION_MB = 16;
 // Addresses asked about in one message when the repository holds wallets the thread may not.
 const UNKNOWN_BATCH = 10_000;
 
@@ -373,7 +376,9 @@ export class WalletCatalogue {
 
     /** The wallet thread, started when first needed and again after it stopped unexpectedly. */
     private startThread(): Worker {
-        const worker = spawnWorker("wallet-thread", undefined, __dirname, this.options.threadNiceness);
+        const worker = withYoungGenerationFloor(WALLET_THREAD_YOUNG_GENERATION_MB, () =>
+            spawnWorker("wallet-thread", undefined, __dirname, this.options.threadNiceness),
+        );
         worker.on("message", (message: FromWallets) => {
             const question = this.questions.get(message.id);
             this.questions.delete(message.id);

@@ -42,6 +42,8 @@ export interface WalletThreadState {
     /** The wallet thread's heap, in use, and its memory outside the heap (typed arrays), in bytes. */
     heapUsed: number;
     external: number;
+    /** The capacity of the thread's young generation, in bytes (see worker/young-generation.ts). */
+    youngGeneration: number;
 }
 
 export interface WalletAnswer {

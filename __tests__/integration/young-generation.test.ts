@@ -1,0 +1,42 @@
+import { Worker } from "worker_threads";
+
+import { withYoungGenerationFloor } from "../../src/worker/young-generation";
+
+const MB = 1024 * 1024;
+
+// Plain JavaScript, so that no loader (ts-node) grows the young generation before it is read.
+const TELLS_ITS_YOUNG_GENERATION = `
+const { getHeapSpaceStatistics } = require("v8");
+const { parentPort } = require("worker_threads");
+parentPort.postMessage(getHeapSpaceStatistics().find((space) => space.space_name === "new_space").space_size);
+`;
+
+const youngGenerationOf = (worker: Worker): Promise<number> =>
+    new Promise((resolve, reject) => {
+        worker.once("message", (size: number) => {
+            resolve(size);
+            void worker.terminate();
+        });
+        worker.once("error", reject);
+    });
+
+const start = (): Worker => new Worker(TELLS_ITS_YOUNG_GENERATION, { eval: true });
+
+describe("a thread's young generation floor", () => {
+    it("starts the thread with a young generation of at least the floor, and the threads after it with V8's default", async () => {
+        const before = await youngGenerationOf(start());
+        const floored = await youngGenerationOf(withYoungGenerationFloor(16, start));
+        const after = await youngGenerationOf(start());
+        // V8 starts a young generation at a megabyte or two and grows it only as its objects survive.
+        expect(before).toBeLessThan(16 * MB);
+        expect(floored).toBeGreaterThanOrEqual(16 * MB);
+        expect(after).toBe(before);
+    });
+
+    it("sets the default back for the threads after a thread that fails at once", async () => {
+        const before = await youngGenerationOf(start());
+        const failing = withYoungGenerationFloor(16, () => new Worker("throw new Error('no start')", { eval: true }));
+        await expect(new Promise((_resolve, reject) => failing.once("error", reject))).rejects.toThrow("no start");
+        expect(await youngGenerationOf(start())).toBe(before);
+    });
+});
