@@ -13,7 +13,13 @@ type Resolve = (request: string, parent: unknown, isMain: boolean, options: unkn
  * wherever a module asks for its TypeScript source, as a node loads the published package: a host
  * process measured beside ARK's compiled plugin must not pay for ts-node, in any of its threads.
  */
+let loading = false;
+
 export const loadCompiledPlugin = (): void => {
+    if (loading) {
+        return; // once per process: the bench's main module and a host module both ask
+    }
+    loading = true;
     const moduleWithResolver = Module as unknown as { _resolveFilename: Resolve };
     const resolve = moduleWithResolver._resolveFilename;
     moduleWithResolver._resolveFilename = (request, parent, isMain, options) => {

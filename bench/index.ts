@@ -1,3 +1,8 @@
+// Every bench measures the plugin as a node loads the published package: its compiled JavaScript
+// (dist/, which `npm run bench` builds first), in this process and in each of its threads.
+import { loadCompiledPlugin } from "./compiled-plugin";
+loadCompiledPlugin();
+
 import { benchCluster } from "./cluster";
 import { benchCost } from "./cost";
 import { benchDelivery } from "./delivery";
