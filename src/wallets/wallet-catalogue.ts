@@ -3,7 +3,7 @@ import { Contracts } from "@arkecosystem/core-kernel";
 import { Worker } from "worker_threads";
 
 import { spawnWorker } from "../worker/spawn";
-import { withYoungGenerationFloor } from "../worker/young-generation";
+import { withThreadHeap } from "../worker/thread-heap";
 import { forOfSliced, SLICE_MS, yieldToEventLoop } from "./sliced-sort";
 import { FromWallets, ToWallets, WalletAnswer, WalletQuestion, WalletThreadState } from "./wallet-messages";
 import { receiveWallet, toTransferable, TransferredWallet, transferWallet } from "./wallet-transfer";
@@ -71,8 +71,9 @@ const EXACT_COUNT: Readonly<{ totalCountIsEstimate: false }> = Object.freeze({ t
 // Wallets sent to the thread in one message while the whole state is sent: posting copies them
 // on the node's thread (some 2.3 µs a wallet), so a message is kept small enough to fit a slice.
 const SYNC_BATCH = 256;
-// The wallet thread's young generation at least (see worker/young-generation.ts): V8's largest.
-const WALLET_THREAD_YOUNG_GENERATION_MB = 16;
+// The wallet thread's heap (see worker/thread-heap.ts): a young generation never below V8's
+// largest, and no memory reducer, its heap being the lists' live data.
+const WALLET_THREAD_HEAP = { youngGenerationFloorMb: 16, memoryReducer: false };
 // Addresses asked about in one message when the repository holds wallets the thread may not.
 const UNKNOWN_BATCH = 10_000;
 
@@ -376,7 +377,7 @@ export class WalletCatalogue {
 
     /** The wallet thread, started when first needed and again after it stopped unexpectedly. */
     private startThread(): Worker {
-        const worker = withYoungGenerationFloor(WALLET_THREAD_YOUNG_GENERATION_MB, () =>
+        const worker = withThreadHeap(WALLET_THREAD_HEAP, () =>
             spawnWorker("wallet-thread", undefined, __dirname, this.options.threadNiceness),
         );
         worker.on("message", (message: FromWallets) => {

@@ -42,7 +42,7 @@ export interface WalletThreadState {
     /** The wallet thread's heap, in use, and its memory outside the heap (typed arrays), in bytes. */
     heapUsed: number;
     external: number;
-    /** The capacity of the thread's young generation, in bytes (see worker/young-generation.ts). */
+    /** The capacity of the thread's young generation, in bytes (see worker/thread-heap.ts). */
     youngGeneration: number;
 }
 

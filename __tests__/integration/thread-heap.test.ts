@@ -1,6 +1,6 @@
 import { Worker } from "worker_threads";
 
-import { withYoungGenerationFloor } from "../../src/worker/young-generation";
+import { withThreadHeap } from "../../src/worker/thread-heap";
 
 const MB = 1024 * 1024;
 
@@ -25,7 +25,7 @@ const start = (): Worker => new Worker(TELLS_ITS_YOUNG_GENERATION, { eval: true 
 describe("a thread's young generation floor", () => {
     it("starts the thread with a young generation of at least the floor, and the threads after it with V8's default", async () => {
         const before = await youngGenerationOf(start());
-        const floored = await youngGenerationOf(withYoungGenerationFloor(16, start));
+        const floored = await youngGenerationOf(withThreadHeap({ youngGenerationFloorMb: 16 }, start));
         const after = await youngGenerationOf(start());
         // V8 starts a young generation at a megabyte or two and grows it only as its objects survive.
         expect(before).toBeLessThan(16 * MB);
@@ -35,7 +35,10 @@ describe("a thread's young generation floor", () => {
 
     it("sets the default back for the threads after a thread that fails at once", async () => {
         const before = await youngGenerationOf(start());
-        const failing = withYoungGenerationFloor(16, () => new Worker("throw new Error('no start')", { eval: true }));
+        const failing = withThreadHeap(
+            { youngGenerationFloorMb: 16 },
+            () => new Worker("throw new Error('no start')", { eval: true }),
+        );
         await expect(new Promise((_resolve, reject) => failing.once("error", reject))).rejects.toThrow("no start");
         expect(await youngGenerationOf(start())).toBe(before);
     });

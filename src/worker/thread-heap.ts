@@ -1,0 +1,75 @@
+import { setFlagsFromString } from "v8";
+import { Worker } from "worker_threads";
+
+/** How a thread's heap is to differ from V8's defaults (see withThreadHeap). */
+export interface ThreadHeap {
+    /** The least its young generation shrinks to, in MB. */
+    youngGenerationFloorMb?: number;
+    /** false: no memory reducer (see withThreadHeap). */
+    memoryReducer?: boolean;
+}
+
+/** The node's own value of a V8 flag, from its command line or NODE_OPTIONS, last one wins. */
+const nodesFlag = (name: string): string | undefined => {
+    const pattern = name.replace(/-/g, "[-_]");
+    const options = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].reverse();
+    for (const option of options) {
+        const match = new RegExp(`^--(no-)?${pattern}(?:=(\\S+))?$`).exec(option);
+        if (match) {
+            return match[1] ? "false" : (match[2] ?? "true");
+        }
+    }
+    return undefined;
+};
+
+const asFlag = (name: string, value: string): string =>
+    value === "true" ? `--${name}` : value === "false" ? `--no-${name}` : `--${name}=${value}`;
+
+/**
+ * Starts a worker whose heap is set up as `heap` says. V8 reads these flags when it creates an
+ * isolate and Node offers no per-worker setting for them, so they are set for the worker's creation
+ * only and set back to the node's own values once the worker runs (its `online` event) or fails to
+ * start. A worker the node starts in that moment gets them too: more memory, nothing worse.
+ *
+ * The young generation floor: V8 sizes a young generation by what survives it and shrinks it back
+ * to its floor (1 MB) when the isolate allocates little for a few seconds. A thread that answers
+ * many small requests after an idle spell then collects it every megabyte: the wallet thread at a
+ * million wallets did 15-20 scavenges a second, each 2-5 ms, their parallel tasks on V8's helper
+ * threads, which the node's isolate shares.
+ *
+ * The memory reducer: when an isolate turns idle, V8 marks and compacts its whole heap to give
+ * memory back. A thread whose heap is nearly all live data (the wallet lists: 0.8 GB at a million
+ * wallets, of which such a collection freed 1-3%) pays some 0.6 s of marking for it each time,
+ * on those same helper threads, at the node's priority.
+ */
+export const withThreadHeap = (heap: ThreadHeap, start: () => Worker): Worker => {
+    // Each flag: its name, the value for the worker, the node's value to set back.
+    const flags: Array<[string, string, string]> = [];
+    if (heap.youngGenerationFloorMb !== undefined) {
+        const nodes = Number(nodesFlag("min-semi-space-size") ?? 0);
+        if (heap.youngGenerationFloorMb > nodes) {
+            flags.push(["min-semi-space-size", String(heap.youngGenerationFloorMb), String(nodes)]);
+        }
+    }
+    if (heap.memoryReducer === false) {
+        flags.push(["memory-reducer", "false", nodesFlag("memory-reducer") ?? "true"]);
+    }
+    const set = (index: 1 | 2): void => flags.forEach((flag) => setFlagsFromString(asFlag(flag[0], flag[index])));
+    if (flags.length === 0) {
+        return start();
+    }
+    set(1);
+    let worker: Worker;
+    try {
+        worker = start();
+    } catch (error) {
+        set(2);
+        throw error;
+    }
+    const restore = (): void => {
+        worker.off("online", restore).off("exit", restore);
+        set(2);
+    };
+    worker.once("online", restore).once("exit", restore);
+    return worker;
+};
