@@ -132,6 +132,17 @@ const channel = {
 // BENCH_CLIENT_NICE=0 gives it the same priority.
 const CLIENT_NICENESS = Number(process.env.BENCH_CLIENT_NICE ?? 10);
 
+/** A process of the bench's other than the measured one (a client, core-api's host) runs CLIENT_NICENESS below it. */
+export const lowerBelowBench = (pid: number | undefined): void => {
+    if (CLIENT_NICENESS > 0 && pid !== undefined) {
+        try {
+            setPriority(pid, CLIENT_NICENESS);
+        } catch {
+            // At the node's priority, as before.
+        }
+    }
+};
+
 const startClient = (client: string, workerData: unknown, host: ClientHost): ClientPeer => {
     if (host === "thread") {
         const script = `const { parentPort, workerData } = require("worker_threads");\n(${client})(parentPort, workerData);`;
@@ -150,13 +161,7 @@ const startClient = (client: string, workerData: unknown, host: ClientHost): Cli
         stdio: ["ignore", "inherit", "inherit", "ipc"],
         serialization: "advanced",
     });
-    if (CLIENT_NICENESS > 0 && child.pid !== undefined) {
-        try {
-            setPriority(child.pid, CLIENT_NICENESS);
-        } catch {
-            // At the node's priority, as before.
-        }
-    }
+    lowerBelowBench(child.pid);
     child.send(workerData as never);
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     return {
