@@ -42,8 +42,6 @@ export interface WalletThreadState {
     /** The wallet thread's heap, in use, and its memory outside the heap (typed arrays), in bytes. */
     heapUsed: number;
     external: number;
-    /** The capacity of the thread's young generation, in bytes (see worker/thread-heap.ts). */
-    youngGeneration: number;
 }
 
 export interface WalletAnswer {

@@ -2,7 +2,7 @@ import "./reflect-metadata";
 
 import { WalletResource } from "@arkecosystem/core-api/dist/resources-new";
 import { Services } from "@arkecosystem/core-kernel";
-import { getHeapSpaceStatistics, getHeapStatistics } from "v8";
+import { getHeapStatistics } from "v8";
 import { parentPort } from "worker_threads";
 
 import { FromWallets, ToWallets, WalletAnswer, WalletQuestion } from "./wallet-messages";
@@ -43,15 +43,7 @@ const answer = async (question: WalletQuestion): Promise<WalletAnswer> => {
             // Where the process exposes it (the benches), the figures leave garbage out.
             (globalThis as { gc?: () => void }).gc?.();
             const heap = getHeapStatistics();
-            const young = getHeapSpaceStatistics().find((space) => space.space_name === "new_space");
-            return {
-                state: {
-                    ...lists.state(),
-                    heapUsed: heap.used_heap_size,
-                    external: heap.external_memory,
-                    youngGeneration: young?.space_size ?? 0,
-                },
-            };
+            return { state: { ...lists.state(), heapUsed: heap.used_heap_size, external: heap.external_memory } };
         }
     }
 };
