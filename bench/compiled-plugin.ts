@@ -8,13 +8,13 @@ const COMPILED = join(ROOT, "dist");
 
 type Resolve = (request: string, parent: unknown, isMain: boolean, options: unknown) => string;
 
+let loading = false;
+
 /**
  * Makes this process load the plugin's compiled JavaScript (dist/, built by `npm run bench`)
  * wherever a module asks for its TypeScript source, as a node loads the published package: a host
  * process measured beside ARK's compiled plugin must not pay for ts-node, in any of its threads.
  */
-let loading = false;
-
 export const loadCompiledPlugin = (): void => {
     if (loading) {
         return; // once per process: the bench's main module and a host module both ask

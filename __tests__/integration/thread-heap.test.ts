@@ -23,7 +23,7 @@ const youngGenerationOf = (worker: Worker): Promise<number> =>
 const start = (): Worker => new Worker(TELLS_ITS_YOUNG_GENERATION, { eval: true });
 
 describe("a thread's young generation floor", () => {
-    it("starts the thread with a young generation of at least the floor, and the threads after it with V8's default", async () => {
+    it("starts the thread with a young generation of at least the floor, and the threads after it without the floor", async () => {
         const before = await youngGenerationOf(start());
         const floored = await youngGenerationOf(withThreadHeap({ youngGenerationFloorMb: 16 }, start));
         const after = await youngGenerationOf(start());
@@ -33,7 +33,7 @@ describe("a thread's young generation floor", () => {
         expect(after).toBeLessThan(16 * MB);
     });
 
-    it("sets the default back for the threads after a thread that fails at once", async () => {
+    it("sets the floor back for the threads after a thread that fails at once", async () => {
         const failing = withThreadHeap(
             { youngGenerationFloorMb: 16 },
             () => new Worker("throw new Error('no start')", { eval: true }),

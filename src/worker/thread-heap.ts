@@ -43,33 +43,37 @@ const asFlag = (name: string, value: string): string =>
  * on those same helper threads, at the node's priority.
  */
 export const withThreadHeap = (heap: ThreadHeap, start: () => Worker): Worker => {
-    // Each flag: its name, the value for the worker, the node's value to set back.
-    const flags: Array<[string, string, string]> = [];
+    const flags: Array<{ name: string; forWorker: string; nodes: string }> = [];
     if (heap.youngGenerationFloorMb !== undefined) {
         const nodes = Number(nodesFlag("min-semi-space-size") ?? 0);
         if (heap.youngGenerationFloorMb > nodes) {
-            flags.push(["min-semi-space-size", String(heap.youngGenerationFloorMb), String(nodes)]);
+            flags.push({
+                name: "min-semi-space-size",
+                forWorker: String(heap.youngGenerationFloorMb),
+                nodes: String(nodes),
+            });
         }
     }
     if (heap.memoryReducer === false) {
-        flags.push(["memory-reducer", "false", nodesFlag("memory-reducer") ?? "true"]);
+        flags.push({ name: "memory-reducer", forWorker: "false", nodes: nodesFlag("memory-reducer") ?? "true" });
     }
-    const set = (index: 1 | 2): void => flags.forEach((flag) => setFlagsFromString(asFlag(flag[0], flag[index])));
     if (flags.length === 0) {
         return start();
     }
-    set(1);
+    const setForWorker = (): void => flags.forEach((flag) => setFlagsFromString(asFlag(flag.name, flag.forWorker)));
+    const setBack = (): void => flags.forEach((flag) => setFlagsFromString(asFlag(flag.name, flag.nodes)));
+    setForWorker();
     let worker: Worker;
     try {
         worker = start();
     } catch (error) {
-        set(2);
+        setBack();
         throw error;
     }
-    const restore = (): void => {
-        worker.off("online", restore).off("exit", restore);
-        set(2);
+    const started = (): void => {
+        worker.off("online", started).off("exit", started);
+        setBack();
     };
-    worker.once("online", restore).once("exit", restore);
+    worker.once("online", started).once("exit", started);
     return worker;
 };
