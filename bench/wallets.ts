@@ -10,6 +10,7 @@ import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
 import { Collections } from "./collections";
 import { CoreApiHost, startCoreApiHost } from "./core-api-host";
 import { ClientHost, formatRow, LoadOptions, LoadResult, percentile, runLoad, startAsker } from "./load";
+import { describeStall, StallAnatomy } from "./stall-anatomy";
 import { applyBlock as applyBlockTo, WALLETS_PER_BLOCK } from "./wallet-blocks";
 
 // `npm run bench -- wallets` runs 100,000; BENCH_WALLETS=100000,1000000 runs both (a million
@@ -133,6 +134,9 @@ const benchSize = async (size: number): Promise<string[]> => {
     await ours.start();
     const delay = monitorEventLoopDelay({ resolution: 1 });
     const collections = new Collections();
+    const anatomy = new StallAnatomy();
+    /** Windows whose longest stall reached STALL_LIMIT_MS, each with what its stall was. */
+    const longWindows: string[] = [];
     /**
      * A load on one route with a block every BLOCK_TIME_MS, and the longest stall while it runs.
      * The window opens once the load's thread is started (its start is the bench's, not the
@@ -141,7 +145,7 @@ const benchSize = async (size: number): Promise<string[]> => {
     const measuredLoad = async (
         url: string,
         firstBlock: number,
-    ): Promise<{ result: LoadResult; stallMs: number; collection: string }> => {
+    ): Promise<{ result: LoadResult; stallMs: number; collection: string; stall: string }> => {
         let blocks: NodeJS.Timeout | undefined;
         let block = 0;
         let opened = 0;
@@ -152,6 +156,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             async () => {
                 await collectAndSettle();
                 await openWindow(delay);
+                anatomy.start();
                 opened = performance.now();
                 blocks = setInterval(() => applyBlock(firstBlock + block++), BLOCK_TIME_MS);
             },
@@ -161,11 +166,12 @@ const benchSize = async (size: number): Promise<string[]> => {
                 closed = performance.now();
             },
         );
-        return {
-            result,
-            stallMs: delay.max / 1e6,
-            collection: await collections.longestWithin(opened, closed),
-        };
+        const stallMs = delay.max / 1e6;
+        const stall = describeStall(anatomy.stop(), await collections.within(opened, closed));
+        if (stallMs >= STALL_LIMIT_MS) {
+            longWindows.push(`${url.replace(/^.*\/api/, "")} ${stallMs.toFixed(1)} ms (${stall})`);
+        }
+        return { result, stallMs, collection: await collections.longestWithin(opened, closed), stall };
     };
     /** The first request of each query after each block, asked from a client of its own; then the floor route's. */
     const timeAfterBlocksFromClient = async (): Promise<{
@@ -278,8 +284,8 @@ const benchSize = async (size: number): Promise<string[]> => {
             `Catalogue (after one request to the floor route): first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms), memory: the wallet thread's heap and typed arrays ${(threadBytes / 1e6).toFixed(0)} MB (${(threadBytes / size).toFixed(0)} bytes a wallet), the node's heap ${heapCatalogue >= 0 ? "+" : ""}${(heapCatalogue / 1e6).toFixed(0)} MB (the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
             `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms (longest collection of the node's heap: ${blocksCollection}); bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
             "",
-            "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then | ratio (req/s) | bodies equal |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then | the longest stall by a 1 ms timer, taken apart | ratio (req/s) | bodies equal |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         );
         // The process's first load at this rate stalls the loop whatever the route: at a million
         // wallets the first window held 29-158 ms stalls in five runs (four of them traced), much
@@ -298,7 +304,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                 { urls: [`${coreApi.url}${query}`] },
                 size >= 500_000 ? { ...LOAD, concurrency: 1, maxRequests: 1, maxMs: 1 } : LOAD,
             );
-            const { result: mine, stallMs, collection } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
+            const { result: mine, stallMs, collection, stall } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
             rows.push(
                 formatRow([
                     `\`${query.replace("/api", "")}\``,
@@ -309,6 +315,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                     mine.p99Ms,
                     stallMs,
                     collection,
+                    stall,
                     theirs.requests > 0
                         ? `${(mine.perSecond / theirs.perSecond).toFixed(0)}×`
                         : `none: core-api answered no request (${JSON.stringify(theirs.statuses)})`,
@@ -336,6 +343,10 @@ const benchSize = async (size: number): Promise<string[]> => {
             `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection: ${floorCollection}); in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection: ${firstFloorCollection}).`,
             "",
             `After the table, the same from a client ${CLIENT_HOST} of its own, ${BLOCKS_MEASURED_FROM_CLIENT} blocks: the first request of each query p50 ${percentile(fromClient.queries, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.queries, 0.99).toFixed(1)} ms, max ${fromClient.queries[fromClient.queries.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.stallMs.toFixed(1)} ms (longest collection of the node's heap: ${fromClient.collection}). The floor route, after each of ${BLOCKS_MEASURED_FROM_CLIENT} more blocks: p50 ${percentile(fromClient.floor, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.floor, 0.99).toFixed(1)} ms, max ${fromClient.floor[fromClient.floor.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.floorStallMs.toFixed(1)} ms (longest collection: ${fromClient.floorCollection}).`,
+        );
+        rows.push(
+            "",
+            `Windows whose longest stall reached ${STALL_LIMIT_MS} ms, each taken apart (the node's collections within it; the node's thread on a CPU and waiting for one, from the kernel's schedstat; the rest it slept, as a collection does while it waits for V8's helper threads): ${longWindows.length > 0 ? longWindows.join("; ") : "none"}.`,
         );
         if (REPEATED_ROUNDS > 0) {
             const over = (stalls: number[]): number => stalls.filter((stall) => stall >= STALL_LIMIT_MS).length;
