@@ -6,7 +6,10 @@ import { Collection } from "./collections";
 export interface Stall {
     begin: number;
     end: number;
-    /** Time this thread ran on a CPU within the gap (the kernel's schedstat); undefined off Linux. */
+    /**
+     * Time this thread ran on a CPU within the gap (the kernel's schedstat, which brings a running
+     * thread's figure up to date at each scheduler tick: exact to a few ms); undefined off Linux.
+     */
     onCpuMs?: number;
     /** Time it was ready to run but waited for a CPU. */
     runQueueMs?: number;

@@ -346,7 +346,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         );
         rows.push(
             "",
-            `Windows whose longest stall reached ${STALL_LIMIT_MS} ms, each taken apart (the node's collections within it; the node's thread on a CPU and waiting for one, from the kernel's schedstat; the rest it slept, as a collection does while it waits for V8's helper threads): ${longWindows.length > 0 ? longWindows.join("; ") : "none"}.`,
+            `Windows whose longest stall reached ${STALL_LIMIT_MS} ms, each taken apart (the node's collections within it; the node's thread on a CPU and waiting for one, from the kernel's schedstat, which is current to a scheduler tick, a few ms; the rest it slept: in a collection waiting for V8's helper threads, or in the kernel): ${longWindows.length > 0 ? longWindows.join("; ") : "none"}.`,
         );
         if (REPEATED_ROUNDS > 0) {
             const over = (stalls: number[]): number => stalls.filter((stall) => stall >= STALL_LIMIT_MS).length;
