@@ -21,8 +21,8 @@ const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
 /**
  * Watches the node's thread for its longest stall and takes it apart: a stall is the thread
  * collecting garbage, running code, waiting for a CPU (a 2-core machine also runs the clients, the
- * wallet thread and V8's helper threads), or sleeping while a collection waits for a helper
- * thread. monitorEventLoopDelay gives the figure the issue names; this tells what made it.
+ * wallet thread and V8's helper threads), or sleeping (a collection waiting for a helper thread, or
+ * the kernel). monitorEventLoopDelay gives the figure the issue names; this tells what made it.
  */
 export class StallAnatomy {
     private timer: NodeJS.Timeout | undefined;
@@ -53,7 +53,7 @@ export class StallAnatomy {
             }
             last = now;
             [lastOnCpu, lastRunQueue] = [onCpu, runQueue];
-        }, 1);
+        }, 1).unref(); // a window that throws before stop() must not keep the bench alive
     }
 
     /** Stops watching; the longest stall seen since start(). */
