@@ -34,6 +34,13 @@ const LISTING_QUERIES = [
     "?balance=0,1000",
     "?balance.from=5000&nonce.to=4&limit=40",
     "?nonce.from=5&nonce.to=7&orderBy=nonce:asc",
+    // Each range criterion takes a value or a { from, to }; the order the two are tried in is ours.
+    "?balance=",
+    "?balance.from=",
+    "?balance.to=0",
+    "?nonce.from=0",
+    "?balance.from=1000000000&balance=0,1000",
+    "?balance=1000000000&balance.from=5",
     "?attributes.delegate.username=delegate_50",
     "?attributes.vote=__PUBLIC_KEY__",
     "?address=__ADDRESS__",
@@ -50,6 +57,14 @@ const REFUSED_QUERIES = [
     "?orderBy=unknown:asc",
     "?balance=abc",
     "?nonce.from=-1",
+    "?balance=1.5",
+    "?balance.from=abc",
+    "?balance.from=1&balance.to=x",
+    "?balance.foo=1",
+    "?nonce=-1",
+    "?nonce.from=abc&nonce.to=-1",
+    "?nonce.from=1&nonce.upTo=2",
+    "?balance.from=1e3",
     "?address=not-an-address",
 ];
 
