@@ -5,6 +5,7 @@ import { Worker } from "worker_threads";
 import { spawnWorker } from "../worker/spawn";
 import { withThreadHeap } from "../worker/thread-heap";
 import { forOfSliced, SLICE_MS, yieldToEventLoop } from "./sliced-sort";
+import { ListedWallet, toResource, WalletJsonCache } from "./wallet-json";
 import { FromWallets, ToWallets, WalletAnswer, WalletQuestion, WalletThreadState } from "./wallet-messages";
 import { receiveWallet, toTransferable, TransferredWallet, transferWallet } from "./wallet-transfer";
 
@@ -51,13 +52,9 @@ const snapshot = (value: unknown): unknown => {
     return value;
 };
 
-const toResource = (wallet: Contracts.State.Wallet): WalletResource => ({
-    address: wallet.getAddress(),
-    publicKey: wallet.getPublicKey(),
-    balance: wallet.getBalance(),
-    nonce: wallet.getNonce(),
-    attributes: snapshot(wallet.getAttributes()) as object,
-});
+/** The wallet's resource as it is now, kept as it is whatever the wallet does after. */
+const copiedResource = (wallet: Contracts.State.Wallet): WalletResource =>
+    toResource(wallet, snapshot(wallet.getAttributes()) as object);
 
 /**
  * The page's meta, one object for every page. core-api's pagination spreads it into the envelope;
@@ -76,6 +73,8 @@ const SYNC_BATCH = 256;
 const WALLET_THREAD_HEAP = { youngGenerationFloorMb: 16, memoryReducer: false };
 // Addresses asked about in one message when the repository holds wallets the thread may not.
 const UNKNOWN_BATCH = 10_000;
+// Wallets kept written as JSON: a hundred pages of the largest size, a few megabytes.
+const SERIALIZED_WALLETS = 10_000;
 
 export interface WalletCatalogueOptions {
     /** Told when the wallet thread stops unexpectedly; it is started again by the next listing. */
@@ -101,6 +100,7 @@ export interface WalletCatalogueOptions {
 export class WalletCatalogue {
     private worker: Worker | undefined;
     private readonly changedAddresses = new Set<string>();
+    private readonly serialized = new WalletJsonCache(SERIALIZED_WALLETS);
     /** Wallet changes noted since start: a page is read from the node's wallets only if none came while it was asked. */
     private changes = 0;
     /** The thread holds every wallet (changes aside): only changes need sending. */
@@ -132,6 +132,7 @@ export class WalletCatalogue {
     /** A wallet of the node's state changed. O(1): called for every property the node sets. */
     public changed(address: string): void {
         this.changedAddresses.add(address);
+        this.serialized.forget(address);
         this.changes++;
     }
 
@@ -161,14 +162,39 @@ export class WalletCatalogue {
         const worker = this.worker;
         this.worker = undefined;
         this.failQuestions("the wallet listings are stopping");
+        this.serialized.clear();
         await worker?.terminate();
     }
 
-    public async page(
+    /** A page of the listing, each wallet's resource a copy as it was when the page was read. */
+    public page(
         pagination: Contracts.Search.Pagination,
         sorting: Contracts.Search.Sorting,
         ...criterias: WalletCriteria[]
     ): Promise<Contracts.Search.ResultsPage<WalletResource>> {
+        return this.pageOf(pagination, sorting, criterias, copiedResource);
+    }
+
+    /**
+     * The same page, its wallets written as JSON where they were read in place (see
+     * wallet-json.ts): what the listing routes answer with.
+     */
+    public serializedPage(
+        pagination: Contracts.Search.Pagination,
+        sorting: Contracts.Search.Sorting,
+        ...criterias: WalletCriteria[]
+    ): Promise<Contracts.Search.ResultsPage<ListedWallet>> {
+        return this.pageOf<ListedWallet>(pagination, sorting, criterias, (wallet) =>
+            this.serialized.serialized(wallet),
+        );
+    }
+
+    private async pageOf<Listed>(
+        pagination: Contracts.Search.Pagination,
+        sorting: Contracts.Search.Sorting,
+        criterias: WalletCriteria[],
+        listed: (wallet: Contracts.State.Wallet) => Listed,
+    ): Promise<Contracts.Search.ResultsPage<Listed | WalletResource>> {
         // Criteria parsed by core-api's schemas hold BigNumbers.
         const transferred = criterias.map((criteria) => toTransferable(criteria) as WalletCriteria);
         let withWallets = false;
@@ -203,7 +229,7 @@ export class WalletCatalogue {
                 // core-api throws the same (values it cannot compare), and answers it the same way.
                 throw new Error(error ?? "the wallet thread gave no page");
             }
-            let results: WalletResource[];
+            let results: Array<Listed | WalletResource>;
             if (this.changes === changesBefore) {
                 // No wallet changed while the page was asked: the wallets as they are now are the
                 // ones the page was sorted by. Read in place, they add no copies to the node's heap.
@@ -211,7 +237,7 @@ export class WalletCatalogue {
                 // up twice (has, then get); 2-3% more requests a second at 100,000 wallets.
                 const byAddress = walletsByAddress(this.repository);
                 results = page.addresses.map((address) =>
-                    toResource(byAddress?.get(address) ?? this.repository.findByAddress(address)),
+                    listed(byAddress?.get(address) ?? this.repository.findByAddress(address)),
                 );
             } else if (page.wallets) {
                 // Wallets kept changing: the thread's copies, as they were when the page was made.

@@ -14,6 +14,7 @@ import Hapi from "@hapi/hapi";
 import Joi from "joi";
 
 import { failValidation } from "../http/validation";
+import { ListedWallet, SerializedWallet, writeEnvelope } from "./wallet-json";
 import { WalletsController } from "./wallets-controller";
 
 export interface WalletRouteOptions {
@@ -57,6 +58,21 @@ const walletListingQuery = Joi.object()
 const lockListingQuery = Joi.object().concat(lockCriteriaSchema).concat(lockSortingSchema).concat(Schemas.pagination);
 
 const LINKS = ["first", "last", "next", "previous", "self"] as const;
+
+/**
+ * A listing whose wallets came written already (wallet-json.ts): the envelope core-api's pagination
+ * made is written around them, the same bytes Hapi's JSON.stringify would write, and answered as JSON.
+ */
+const writtenListing = (request: Hapi.Request, h: Hapi.ResponseToolkit): Hapi.ResponseObject | undefined => {
+    const source = (request.response as Hapi.ResponseObject | null)?.source as Record<string, unknown> | undefined;
+    const data = source?.data;
+    if (!Array.isArray(data) || !data.some((wallet) => wallet instanceof SerializedWallet)) {
+        return undefined;
+    }
+    return h
+        .response(writeEnvelope(source as Record<string, unknown>, data as ListedWallet[]))
+        .type("application/json");
+};
 
 const relativeToBasePath = (request: Hapi.Request, basePathRest: string): void => {
     const source = (request.response as Hapi.ResponseObject | null)?.source as
@@ -105,7 +121,7 @@ export const walletRoutesPlugin: Hapi.Plugin<WalletRoutes> = {
                 if (basePathRest) {
                     relativeToBasePath(request, basePathRest);
                 }
-                return result;
+                return writtenListing(request, h) ?? result;
             },
             sandboxed,
         );
@@ -133,13 +149,13 @@ export const walletRoutesPlugin: Hapi.Plugin<WalletRoutes> = {
             {
                 method: "GET",
                 path: "/wallets",
-                handler: (request) => controller.index(request),
+                handler: (request) => controller.list(request),
                 options: { validate: validate({ query: walletListingQuery }), plugins: paginated },
             },
             {
                 method: "GET",
                 path: "/wallets/top",
-                handler: (request) => controller.top(request),
+                handler: (request) => controller.list(request),
                 options: { validate: validate({ query: walletListingQuery }), plugins: paginated },
             },
             {
