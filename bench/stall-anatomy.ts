@@ -76,18 +76,38 @@ export class StallAnatomy {
     }
 }
 
-/** "24.8 ms: collections 24.5 (major), on a CPU 24.6, waiting for one 0.1", from the collections seen. */
-export const describeStall = (stall: Stall | undefined, collections: readonly Collection[]): string => {
+/** A span of performance.now() times. */
+export interface Span {
+    begin: number;
+    end: number;
+}
+
+const overlapping = <Spanned extends Span>(spans: readonly Spanned[], stall: Stall): Spanned[] =>
+    spans.filter(({ begin, end }) => end > stall.begin && begin < stall.end);
+
+const overlap = (spans: readonly Span[], stall: Stall): number =>
+    spans.reduce((total, { begin, end }) => total + Math.min(end, stall.end) - Math.max(begin, stall.begin), 0);
+
+/**
+ * "24.8 ms: collections 24.5 (major), on a CPU 24.6, waiting for one 0.1", from the collections seen;
+ * with "the bench's block 3.2" where the bench applied a block within it (its own work, as the node's
+ * block processing would be, not the routes').
+ */
+export const describeStall = (
+    stall: Stall | undefined,
+    collections: readonly Collection[],
+    blocks: readonly Span[] = [],
+): string => {
     if (!stall) {
         return "none";
     }
-    const within = collections.filter(({ begin, end }) => end > stall.begin && begin < stall.end);
-    const collected = within.reduce(
-        (total, { begin, end }) => total + Math.min(end, stall.end) - Math.max(begin, stall.begin),
-        0,
-    );
+    const within = overlapping(collections, stall);
     const kinds = [...new Set(within.map(({ major }) => (major ? "major" : "young")))].join(" and ");
-    const parts = [`collections ${collected.toFixed(1)}${kinds ? ` (${kinds})` : ""}`];
+    const parts = [`collections ${overlap(within, stall).toFixed(1)}${kinds ? ` (${kinds})` : ""}`];
+    const blocksWithin = overlapping(blocks, stall);
+    if (blocksWithin.length > 0) {
+        parts.push(`the bench's block ${overlap(blocksWithin, stall).toFixed(1)}`);
+    }
     if (stall.onCpuMs !== undefined && stall.runQueueMs !== undefined) {
         parts.push(`on a CPU ${stall.onCpuMs.toFixed(1)}`, `waiting for one ${stall.runQueueMs.toFixed(1)}`);
     }

@@ -10,7 +10,7 @@ import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
 import { Collections } from "./collections";
 import { CoreApiHost, startCoreApiHost } from "./core-api-host";
 import { ClientHost, formatRow, LoadOptions, LoadResult, percentile, runLoad, startAsker } from "./load";
-import { describeStall, StallAnatomy } from "./stall-anatomy";
+import { describeStall, Span, StallAnatomy } from "./stall-anatomy";
 import { applyBlock as applyBlockTo, WALLETS_PER_BLOCK } from "./wallet-blocks";
 
 // `npm run bench -- wallets` runs 100,000; BENCH_WALLETS=100000,1000000 runs both (a million
@@ -107,8 +107,12 @@ const benchSize = async (size: number): Promise<string[]> => {
     const wallets = state.repository.allByAddress();
     // Every block applied, for core-api's host to apply before each comparison.
     const appliedBlocks: number[] = [];
+    /** When the bench applied each block: a stall within one is the block's work, not the routes'. */
+    const blockSpans: Span[] = [];
     const applyBlock = (block: number): void => {
+        const begin = performance.now();
         applyBlockTo(state, wallets, block);
+        blockSpans.push({ begin, end: performance.now() });
         appliedBlocks.push(block);
     };
     const ours = await createHttpServer(
@@ -167,7 +171,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             },
         );
         const stallMs = delay.max / 1e6;
-        const stall = describeStall(anatomy.stop(), await collections.within(opened, closed));
+        const stall = describeStall(anatomy.stop(), await collections.within(opened, closed), blockSpans);
         if (stallMs >= STALL_LIMIT_MS) {
             longWindows.push(`${url.replace(/^.*\/api/, "")} ${stallMs.toFixed(1)} ms (${stall})`);
         }
@@ -179,8 +183,10 @@ const benchSize = async (size: number): Promise<string[]> => {
         floor: number[];
         stallMs: number;
         collection: string;
+        stall: string;
         floorStallMs: number;
         floorCollection: string;
+        floorStall: string;
     }> => {
         const asker = startAsker(CLIENT_HOST);
         try {
@@ -188,6 +194,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             await asker.timeEach(queryUrls); // the client's first requests load it
             await collectAndSettle();
             await openWindow(delay);
+            anatomy.start();
             const opened = performance.now();
             const queries: number[] = [];
             for (let block = 0; block < BLOCKS_MEASURED_FROM_CLIENT; block++) {
@@ -196,10 +203,13 @@ const benchSize = async (size: number): Promise<string[]> => {
             }
             delay.disable();
             const stallMs = delay.max / 1e6;
-            const collection = await collections.longestWithin(opened, performance.now());
+            const closed = performance.now();
+            const stall = describeStall(anatomy.stop(), await collections.within(opened, closed), blockSpans);
+            const collection = await collections.longestWithin(opened, closed);
             const floor: number[] = [];
             await collectAndSettle();
             await openWindow(delay);
+            anatomy.start();
             const floorOpened = performance.now();
             for (let block = 0; block < BLOCKS_MEASURED_FROM_CLIENT; block++) {
                 applyBlock(6_000 + block);
@@ -207,13 +217,21 @@ const benchSize = async (size: number): Promise<string[]> => {
                 await new Promise((resolve) => setTimeout(resolve, FLOOR_BLOCK_REST_MS));
             }
             delay.disable();
+            const floorClosed = performance.now();
+            const floorStall = describeStall(
+                anatomy.stop(),
+                await collections.within(floorOpened, floorClosed),
+                blockSpans,
+            );
             return {
                 queries: queries.sort((a, b) => a - b),
                 floor: floor.sort((a, b) => a - b),
                 stallMs,
                 collection,
+                stall,
                 floorStallMs: delay.max / 1e6,
-                floorCollection: await collections.longestWithin(floorOpened, performance.now()),
+                floorCollection: await collections.longestWithin(floorOpened, floorClosed),
+                floorStall,
             };
         } finally {
             await asker.close();
@@ -244,6 +262,7 @@ const benchSize = async (size: number): Promise<string[]> => {
 
         // The first request of each order and filter after each of 30 blocks.
         await openWindow(delay);
+        anatomy.start();
         const blocksOpened = performance.now();
         const afterBlock: number[] = [];
         let unequal = 0;
@@ -257,7 +276,13 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
         delay.disable();
         const blocksStallMs = delay.max / 1e6;
-        const blocksCollection = await collections.longestWithin(blocksOpened, performance.now());
+        const blocksClosed = performance.now();
+        const blocksStall = describeStall(
+            anatomy.stop(),
+            await collections.within(blocksOpened, blocksClosed),
+            blockSpans,
+        );
+        const blocksCollection = await collections.longestWithin(blocksOpened, blocksClosed);
         afterBlock.sort((a, b) => a - b);
         // The same after more blocks for the floor route: what the first request after a block
         // waits for in this process whatever it asks (the block's changes sent to the wallet thread,
@@ -282,7 +307,7 @@ const benchSize = async (size: number): Promise<string[]> => {
 
         rows.push(
             `Catalogue (after one request to the floor route): first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms), memory: the wallet thread's heap and typed arrays ${(threadBytes / 1e6).toFixed(0)} MB (${(threadBytes / size).toFixed(0)} bytes a wallet), the node's heap ${heapCatalogue >= 0 ? "+" : ""}${(heapCatalogue / 1e6).toFixed(0)} MB (the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
-            `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms (longest collection of the node's heap: ${blocksCollection}); bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
+            `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms (longest collection of the node's heap: ${blocksCollection}; taken apart: ${blocksStall}); bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
             "",
             "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then | the longest stall by a 1 ms timer, taken apart | ratio (req/s) | bodies equal |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -342,7 +367,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             "",
             `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection: ${floorCollection}); in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection: ${firstFloorCollection}).`,
             "",
-            `After the table, the same from a client ${CLIENT_HOST} of its own, ${BLOCKS_MEASURED_FROM_CLIENT} blocks: the first request of each query p50 ${percentile(fromClient.queries, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.queries, 0.99).toFixed(1)} ms, max ${fromClient.queries[fromClient.queries.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.stallMs.toFixed(1)} ms (longest collection of the node's heap: ${fromClient.collection}). The floor route, after each of ${BLOCKS_MEASURED_FROM_CLIENT} more blocks: p50 ${percentile(fromClient.floor, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.floor, 0.99).toFixed(1)} ms, max ${fromClient.floor[fromClient.floor.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.floorStallMs.toFixed(1)} ms (longest collection: ${fromClient.floorCollection}).`,
+            `After the table, the same from a client ${CLIENT_HOST} of its own, ${BLOCKS_MEASURED_FROM_CLIENT} blocks: the first request of each query p50 ${percentile(fromClient.queries, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.queries, 0.99).toFixed(1)} ms, max ${fromClient.queries[fromClient.queries.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.stallMs.toFixed(1)} ms (longest collection of the node's heap: ${fromClient.collection}; the longest stall by a 1 ms timer, taken apart: ${fromClient.stall}). The floor route, after each of ${BLOCKS_MEASURED_FROM_CLIENT} more blocks: p50 ${percentile(fromClient.floor, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.floor, 0.99).toFixed(1)} ms, max ${fromClient.floor[fromClient.floor.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.floorStallMs.toFixed(1)} ms (longest collection: ${fromClient.floorCollection}; taken apart: ${fromClient.floorStall}).`,
         );
         rows.push(
             "",

@@ -38,6 +38,21 @@ describe("the wallets bench's stall anatomy", () => {
         expect(text).toBe("30.0 ms: collections 15.0 (young and major), on a CPU 25.0, waiting for one 2.0");
     });
 
+    it("names the time the bench spent applying a block within the stall", () => {
+        const stall = { begin: 100, end: 140 };
+        const text = describeStall(
+            stall,
+            [{ begin: 120, end: 126, major: false }],
+            [
+                { begin: 95, end: 112 }, // 12 ms of it within
+                { begin: 150, end: 160 }, // after it
+            ],
+        );
+
+        expect(text).toBe("40.0 ms: collections 6.0 (young), the bench's block 12.0");
+        expect(describeStall(stall, [], [{ begin: 10, end: 20 }])).toBe("40.0 ms: collections 0.0");
+    });
+
     it("says none when no stall was seen, and leaves the CPU out where the kernel gives no figure", () => {
         expect(describeStall(undefined, [])).toBe("none");
         expect(describeStall({ begin: 0, end: 12 }, [])).toBe("12.0 ms: collections 0.0");
