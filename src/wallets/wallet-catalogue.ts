@@ -184,8 +184,8 @@ export class WalletCatalogue {
         sorting: Contracts.Search.Sorting,
         ...criterias: WalletCriteria[]
     ): Promise<Contracts.Search.ResultsPage<ListedWallet>> {
-        return this.pageOf<ListedWallet>(pagination, sorting, criterias, (wallet) =>
-            this.serialized.serialized(wallet),
+        return this.pageOf<ListedWallet>(pagination, sorting, criterias, (wallet, address) =>
+            this.serialized.serialized(address, wallet),
         );
     }
 
@@ -193,7 +193,7 @@ export class WalletCatalogue {
         pagination: Contracts.Search.Pagination,
         sorting: Contracts.Search.Sorting,
         criterias: WalletCriteria[],
-        listed: (wallet: Contracts.State.Wallet) => Listed,
+        listed: (wallet: Contracts.State.Wallet, address: string) => Listed,
     ): Promise<Contracts.Search.ResultsPage<Listed | WalletResource>> {
         // Criteria parsed by core-api's schemas hold BigNumbers.
         const transferred = criterias.map((criteria) => toTransferable(criteria) as WalletCriteria);
@@ -237,7 +237,7 @@ export class WalletCatalogue {
                 // up twice (has, then get); 2-3% more requests a second at 100,000 wallets.
                 const byAddress = walletsByAddress(this.repository);
                 results = page.addresses.map((address) =>
-                    listed(byAddress?.get(address) ?? this.repository.findByAddress(address)),
+                    listed(byAddress?.get(address) ?? this.repository.findByAddress(address), address),
                 );
             } else if (page.wallets) {
                 // Wallets kept changing: the thread's copies, as they were when the page was made.

@@ -51,9 +51,12 @@ export class WalletJsonCache {
         return this.entries.size;
     }
 
-    /** The wallet as a listing writes it now. */
-    public serialized(wallet: Contracts.State.Wallet): SerializedWallet {
-        const address = wallet.getAddress();
+    /**
+     * The wallet at `address` as a listing writes it now. The address is the caller's, so that a
+     * wallet written already is not read at all: on a large state most wallets sit in memory
+     * nothing else has touched for a while, and touching it is what a page then costs.
+     */
+    public serialized(address: string, wallet: Contracts.State.Wallet): SerializedWallet {
         const entry = this.entries.get(address);
         if (entry?.wallet === wallet) {
             return entry.json;

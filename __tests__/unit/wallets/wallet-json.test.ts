@@ -26,8 +26,8 @@ describe("wallets kept written as JSON", () => {
 
         const cache = new WalletJsonCache(10);
 
-        expect(text(cache.serialized(wallet))).toBe(JSON.stringify(toResource(wallet)));
-        expect(JSON.parse(text(cache.serialized(wallet)))).toEqual({
+        expect(text(cache.serialized(wallet.getAddress(), wallet))).toBe(JSON.stringify(toResource(wallet)));
+        expect(JSON.parse(text(cache.serialized(wallet.getAddress(), wallet)))).toEqual({
             address: "AYzyUFvKgHtNnJHfJLVBJgxxBwC8mjyn4q",
             balance: "1000",
             nonce: "0",
@@ -38,34 +38,35 @@ describe("wallets kept written as JSON", () => {
     it("answers from what it wrote until the wallet is forgotten, then writes it as it is now", () => {
         const wallet = walletAt("AYzyUFvKgHtNnJHfJLVBJgxxBwC8mjyn4q", 1);
         const cache = new WalletJsonCache(10);
-        const first = cache.serialized(wallet);
+        const first = cache.serialized(wallet.getAddress(), wallet);
 
         wallet.setBalance(Utils.BigNumber.make(2));
-        expect(cache.serialized(wallet)).toBe(first);
+        expect(cache.serialized(wallet.getAddress(), wallet)).toBe(first);
 
         cache.forget(wallet.getAddress());
-        expect(JSON.parse(text(cache.serialized(wallet))).balance).toBe("2");
+        expect(JSON.parse(text(cache.serialized(wallet.getAddress(), wallet))).balance).toBe("2");
     });
 
     it("writes again a wallet the repository replaced at the same address", () => {
         const cache = new WalletJsonCache(10);
-        cache.serialized(walletAt("AYzyUFvKgHtNnJHfJLVBJgxxBwC8mjyn4q", 1));
+        const replaced = walletAt("AYzyUFvKgHtNnJHfJLVBJgxxBwC8mjyn4q", 1);
+        cache.serialized(replaced.getAddress(), replaced);
 
         const replacement = walletAt("AYzyUFvKgHtNnJHfJLVBJgxxBwC8mjyn4q", 5);
 
-        expect(JSON.parse(text(cache.serialized(replacement))).balance).toBe("5");
+        expect(JSON.parse(text(cache.serialized(replacement.getAddress(), replacement))).balance).toBe("5");
         expect(cache.size).toBe(1);
     });
 
     it("keeps at most its capacity, the oldest going first", () => {
         const cache = new WalletJsonCache(3);
         const wallets = [1, 2, 3, 4].map((index) => walletAt(`address-${index}`, index));
-        const written = wallets.map((wallet) => cache.serialized(wallet));
+        const written = wallets.map((wallet) => cache.serialized(wallet.getAddress(), wallet));
 
         expect(cache.size).toBe(3);
-        expect(cache.serialized(wallets[3])).toBe(written[3]);
-        expect(cache.serialized(wallets[1])).toBe(written[1]);
-        expect(cache.serialized(wallets[0])).not.toBe(written[0]); // the oldest, dropped
+        expect(cache.serialized(wallets[3].getAddress(), wallets[3])).toBe(written[3]);
+        expect(cache.serialized(wallets[1].getAddress(), wallets[1])).toBe(written[1]);
+        expect(cache.serialized(wallets[0].getAddress(), wallets[0])).not.toBe(written[0]); // the oldest, dropped
         expect(cache.size).toBe(3);
     });
 });
@@ -90,7 +91,9 @@ describe("a listing's envelope written around its wallets", () => {
 
     it.each(envelopes)("%s: the bytes JSON.stringify writes", (_, envelope) => {
         const resources = (envelope.data as Wallets.Wallet[]).map((wallet) => toResource(wallet));
-        const listed = (envelope.data as Wallets.Wallet[]).map((wallet) => cache.serialized(wallet));
+        const listed = (envelope.data as Wallets.Wallet[]).map((wallet) =>
+            cache.serialized(wallet.getAddress(), wallet),
+        );
 
         expect(writeEnvelope({ ...envelope, data: listed }, listed).toString()).toBe(
             JSON.stringify({ ...envelope, data: resources }),
@@ -98,7 +101,7 @@ describe("a listing's envelope written around its wallets", () => {
     });
 
     it("writes resources that came unwritten (copies from the wallet thread) as JSON.stringify does", () => {
-        const listed = [cache.serialized(wallets[0]), toResource(wallets[1])];
+        const listed = [cache.serialized(wallets[0].getAddress(), wallets[0]), toResource(wallets[1])];
         const envelope = { meta: { count: 2 }, data: listed };
 
         expect(writeEnvelope(envelope, listed).toString()).toBe(
