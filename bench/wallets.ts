@@ -139,6 +139,14 @@ const benchSize = async (size: number): Promise<string[]> => {
     const delay = monitorEventLoopDelay({ resolution: 1 });
     const collections = new Collections();
     const anatomy = new StallAnatomy();
+    /**
+     * A closed window's longest stall by the anatomy's timer, taken apart, and the longest of the
+     * node's collections within it (those seen so far are then forgotten).
+     */
+    const takeApart = async (opened: number, closed: number): Promise<{ stall: string; collection: string }> => ({
+        stall: describeStall(anatomy.stop(), await collections.within(opened, closed), blockSpans),
+        collection: await collections.longestWithin(opened, closed),
+    });
     /** Windows whose longest stall reached STALL_LIMIT_MS, each with what its stall was. */
     const longWindows: string[] = [];
     /**
@@ -171,11 +179,11 @@ const benchSize = async (size: number): Promise<string[]> => {
             },
         );
         const stallMs = delay.max / 1e6;
-        const stall = describeStall(anatomy.stop(), await collections.within(opened, closed), blockSpans);
+        const { stall, collection } = await takeApart(opened, closed);
         if (stallMs >= STALL_LIMIT_MS) {
             longWindows.push(`${url.replace(/^.*\/api/, "")} ${stallMs.toFixed(1)} ms (${stall})`);
         }
-        return { result, stallMs, collection: await collections.longestWithin(opened, closed), stall };
+        return { result, stallMs, collection, stall };
     };
     /** The first request of each query after each block, asked from a client of its own; then the floor route's. */
     const timeAfterBlocksFromClient = async (): Promise<{
@@ -203,9 +211,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             }
             delay.disable();
             const stallMs = delay.max / 1e6;
-            const closed = performance.now();
-            const stall = describeStall(anatomy.stop(), await collections.within(opened, closed), blockSpans);
-            const collection = await collections.longestWithin(opened, closed);
+            const { stall, collection } = await takeApart(opened, performance.now());
             const floor: number[] = [];
             await collectAndSettle();
             await openWindow(delay);
@@ -217,12 +223,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                 await new Promise((resolve) => setTimeout(resolve, FLOOR_BLOCK_REST_MS));
             }
             delay.disable();
-            const floorClosed = performance.now();
-            const floorStall = describeStall(
-                anatomy.stop(),
-                await collections.within(floorOpened, floorClosed),
-                blockSpans,
-            );
+            const floorApart = await takeApart(floorOpened, performance.now());
             return {
                 queries: queries.sort((a, b) => a - b),
                 floor: floor.sort((a, b) => a - b),
@@ -230,8 +231,8 @@ const benchSize = async (size: number): Promise<string[]> => {
                 collection,
                 stall,
                 floorStallMs: delay.max / 1e6,
-                floorCollection: await collections.longestWithin(floorOpened, floorClosed),
-                floorStall,
+                floorCollection: floorApart.collection,
+                floorStall: floorApart.stall,
             };
         } finally {
             await asker.close();
@@ -276,13 +277,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
         delay.disable();
         const blocksStallMs = delay.max / 1e6;
-        const blocksClosed = performance.now();
-        const blocksStall = describeStall(
-            anatomy.stop(),
-            await collections.within(blocksOpened, blocksClosed),
-            blockSpans,
-        );
-        const blocksCollection = await collections.longestWithin(blocksOpened, blocksClosed);
+        const { stall: blocksStall, collection: blocksCollection } = await takeApart(blocksOpened, performance.now());
         afterBlock.sort((a, b) => a - b);
         // The same after more blocks for the floor route: what the first request after a block
         // waits for in this process whatever it asks (the block's changes sent to the wallet thread,
