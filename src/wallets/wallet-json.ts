@@ -88,7 +88,7 @@ const COMMA = Buffer.from(",");
  * already: its other keys are serialised as JSON.stringify would, in their order, and `data`'s
  * elements are copied in (or written, for those that are not).
  */
-export const writeEnvelope = (envelope: Record<string, unknown>, data: readonly ListedWallet[]): Buffer => {
+export const writeEnvelope = (envelope: Record<string, unknown> & { data: readonly ListedWallet[] }): Buffer => {
     const parts: Buffer[] = [];
     let text = "{";
     let members = 0;
@@ -96,7 +96,7 @@ export const writeEnvelope = (envelope: Record<string, unknown>, data: readonly 
     for (const key of Object.keys(envelope)) {
         if (key === "data") {
             parts.push(Buffer.from(`${text}${separator()}${JSON.stringify(key)}:[`));
-            data.forEach((wallet, index) => {
+            envelope.data.forEach((wallet, index) => {
                 if (index > 0) {
                     parts.push(COMMA);
                 }

@@ -95,7 +95,7 @@ describe("a listing's envelope written around its wallets", () => {
             cache.serialized(wallet.getAddress(), wallet),
         );
 
-        expect(writeEnvelope({ ...envelope, data: listed }, listed).toString()).toBe(
+        expect(writeEnvelope({ ...envelope, data: listed }).toString()).toBe(
             JSON.stringify({ ...envelope, data: resources }),
         );
     });
@@ -104,7 +104,7 @@ describe("a listing's envelope written around its wallets", () => {
         const listed = [cache.serialized(wallets[0].getAddress(), wallets[0]), toResource(wallets[1])];
         const envelope = { meta: { count: 2 }, data: listed };
 
-        expect(writeEnvelope(envelope, listed).toString()).toBe(
+        expect(writeEnvelope(envelope).toString()).toBe(
             JSON.stringify({ meta: { count: 2 }, data: wallets.map((wallet) => toResource(wallet)) }),
         );
     });
