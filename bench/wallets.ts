@@ -251,11 +251,14 @@ const benchSize = async (size: number): Promise<string[]> => {
         const heapStates = heapUsed(); // collects
         await settle();
         await openWindow(delay);
+        anatomy.start();
         const firstStarted = performance.now();
         await Promise.all(QUERIES.map((query) => bodyOf(`${urlOf(ours)}${query}`)));
-        const firstMs = performance.now() - firstStarted;
+        const firstEnded = performance.now();
+        const firstMs = firstEnded - firstStarted;
         delay.disable();
         const buildStallMs = delay.max / 1e6;
+        const { stall: buildStall } = await takeApart(firstStarted, firstEnded);
         const heapCatalogue = heapUsed() - heapStates;
         const thread = await state.catalogue.threadState();
         const threadBytes = (thread?.heapUsed ?? 0) + (thread?.external ?? 0);
@@ -301,7 +304,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
 
         rows.push(
-            `Catalogue (after one request to the floor route): first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms), memory: the wallet thread's heap and typed arrays ${(threadBytes / 1e6).toFixed(0)} MB (${(threadBytes / size).toFixed(0)} bytes a wallet), the node's heap ${heapCatalogue >= 0 ? "+" : ""}${(heapCatalogue / 1e6).toFixed(0)} MB (the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
+            `Catalogue (after one request to the floor route): first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms; taken apart: ${buildStall}), memory: the wallet thread's heap and typed arrays ${(threadBytes / 1e6).toFixed(0)} MB (${(threadBytes / size).toFixed(0)} bytes a wallet), the node's heap ${heapCatalogue >= 0 ? "+" : ""}${(heapCatalogue / 1e6).toFixed(0)} MB (the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
             `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms (longest collection of the node's heap: ${blocksCollection}; taken apart: ${blocksStall}); bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
             "",
             "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then | the longest stall by a 1 ms timer, taken apart | ratio (req/s) | bodies equal |",
