@@ -35,20 +35,23 @@ export class Collections {
         return this.seen.filter(({ begin }) => begin >= from && begin <= to);
     }
 
-    /** The longest collection that began in from..to, as "<ms> ms (young|major)", or "none"; forgets those seen so far. */
-    public async longestWithin(from: number, to: number): Promise<string> {
-        const longest = (await this.within(from, to)).reduce<Collection | undefined>(
-            (most, collection) =>
-                most && most.end - most.begin >= collection.end - collection.begin ? most : collection,
-            undefined,
-        );
+    /** The collections that began in from..to, as within(); forgets those seen so far. */
+    public async takeWithin(from: number, to: number): Promise<Collection[]> {
+        const taken = await this.within(from, to);
         this.seen.length = 0;
-        return longest
-            ? `${(longest.end - longest.begin).toFixed(1)} ms (${longest.major ? "major" : "young"})`
-            : "none";
+        return taken;
     }
 
     public stop(): void {
         this.observer.disconnect();
     }
 }
+
+/** The longest of these collections, as "<ms> ms (young|major)", or "none". */
+export const describeLongest = (collections: readonly Collection[]): string => {
+    const longest = collections.reduce<Collection | undefined>(
+        (most, collection) => (most && most.end - most.begin >= collection.end - collection.begin ? most : collection),
+        undefined,
+    );
+    return longest ? `${(longest.end - longest.begin).toFixed(1)} ms (${longest.major ? "major" : "young"})` : "none";
+};

@@ -7,7 +7,7 @@ import { createWalletState } from "../__tests__/support/wallet-state";
 import { defaults } from "../src/defaults";
 import { createHttpServer } from "../src/http/server";
 import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
-import { Collections } from "./collections";
+import { Collections, describeLongest } from "./collections";
 import { CoreApiHost, startCoreApiHost } from "./core-api-host";
 import { ClientHost, formatRow, LoadOptions, LoadResult, percentile, runLoad, startAsker } from "./load";
 import { describeStall, Span, StallAnatomy } from "./stall-anatomy";
@@ -143,10 +143,10 @@ const benchSize = async (size: number): Promise<string[]> => {
      * A closed window's longest stall by the anatomy's timer, taken apart, and the longest of the
      * node's collections within it (those seen so far are then forgotten).
      */
-    const takeApart = async (opened: number, closed: number): Promise<{ stall: string; collection: string }> => ({
-        stall: describeStall(anatomy.stop(), await collections.within(opened, closed), blockSpans),
-        collection: await collections.longestWithin(opened, closed),
-    });
+    const takeApart = async (opened: number, closed: number): Promise<{ stall: string; collection: string }> => {
+        const within = await collections.takeWithin(opened, closed);
+        return { stall: describeStall(anatomy.stop(), within, blockSpans), collection: describeLongest(within) };
+    };
     /** Windows whose longest stall reached STALL_LIMIT_MS, each with what its stall was. */
     const longWindows: string[] = [];
     /**

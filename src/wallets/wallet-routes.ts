@@ -64,14 +64,14 @@ const LINKS = ["first", "last", "next", "previous", "self"] as const;
  * made is written around them, the same bytes Hapi's JSON.stringify would write, and answered as JSON.
  */
 const writtenListing = (request: Hapi.Request, h: Hapi.ResponseToolkit): Hapi.ResponseObject | undefined => {
-    const source = (request.response as Hapi.ResponseObject | null)?.source as
-        | (Record<string, unknown> & { data?: unknown })
-        | undefined;
+    const source = (request.response as Hapi.ResponseObject | null)?.source as Record<string, unknown> | undefined;
     const data = source?.data;
     if (!Array.isArray(data) || !data.some((wallet) => wallet instanceof SerializedWallet)) {
         return undefined;
     }
-    return h.response(writeEnvelope({ ...source, data: data as ListedWallet[] })).type("application/json");
+    // Checked just above: `data` is the listing's array (the envelope itself is written, not copied).
+    const envelope = source as Record<string, unknown> & { data: readonly ListedWallet[] };
+    return h.response(writeEnvelope(envelope)).type("application/json");
 };
 
 const relativeToBasePath = (request: Hapi.Request, basePathRest: string): void => {
