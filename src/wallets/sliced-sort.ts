@@ -64,14 +64,16 @@ const RUN = 256;
 /**
  * Sorts the positions 0..count-1 by `compare`, stably, without holding the event loop for more
  * than a slice: runs of 256 sorted by the engine's (stable) sort, then merged pairwise, checking
- * the clock every 256 elements. Positions live in typed arrays, allocated once: a growing array of
- * a million would be copied whole, in one go, each time it grew.
+ * the clock every 256 elements. Positions live in the typed arrays given (each of at least `count`),
+ * back and forth between them: a growing array of a million would be copied whole, in one go, each
+ * time it grew. The answer is a view of one of them, valid until they are sorted in again.
  */
 export const sortPositionsSliced = async (
     count: number,
     compare: (left: number, right: number) => number,
+    [first, second]: [Int32Array, Int32Array],
 ): Promise<Int32Array> => {
-    let source = new Int32Array(count);
+    let source = first.subarray(0, count);
     await forEachSliced(
         Math.ceil(count / RUN),
         (run) => {
@@ -84,7 +86,7 @@ export const sortPositionsSliced = async (
         },
         1,
     );
-    let target = new Int32Array(count);
+    let target = second.subarray(0, count);
     for (let width = RUN; width < count; width *= 2) {
         let sliceStart = performance.now();
         for (let left = 0; left < count; left += 2 * width) {

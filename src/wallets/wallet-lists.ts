@@ -4,6 +4,7 @@ import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/reso
 import { Chunk, CHUNK, ChunkedList, chunkWithRoom } from "./chunked-list";
 import { ShardedMap } from "./sharded-map";
 import { forEachSliced, forOfSliced, SLICE_MS, sortPositionsSliced, yieldToEventLoop } from "./sliced-sort";
+import { SortScratch } from "./sort-scratch";
 import { UNDECIDED, WalletListOrder } from "./sort-keys";
 import { compileWalletFilter, WalletFilter } from "./wallet-filter";
 import { compareLikeCoreApi } from "./wallet-order";
@@ -18,7 +19,7 @@ const MAX_CACHED_ORDERS = 8;
 const MAX_CACHED_FILTERS = 16;
 // A list not read for this many versions (a version per request that found changes) is dropped.
 const MAX_VERSIONS_BEHIND = 64;
-// Numbers drawn for sorting are kept in blocks of 2^12 entries.
+// Entries drawn for sorting are kept in blocks of 2^12.
 const BLOCK_BITS = 12;
 const BLOCK_MASK = (1 << BLOCK_BITS) - 1;
 // A list further behind than this share of the wallets is sorted again rather than patched.
@@ -92,6 +93,10 @@ export class WalletLists {
     private readonly sortings = new Map<string, Promise<SortedList>>();
     /** Versions of lists being sorted: the changes after them are kept until they are patched. */
     private readonly sortingFrom: number[] = [];
+    /** The sorts asked, one after the other, each in the same scratch memory (see SortScratch). */
+    private sortQueue: Promise<unknown> = Promise.resolve();
+    private readonly scratch = new SortScratch();
+    private sortsUnderWay = 0;
     /** Page requests being answered, and the refresh waiting for them (see giveWayToRequests). */
     private requestsUnderWay = 0;
     private refreshWaiting: Array<() => void> = [];
@@ -174,11 +179,12 @@ export class WalletLists {
     }
 
     /** How far each list kept has come (diagnostics and tests). */
-    public state(): { version: number; lists: number[]; changesKept: number } {
+    public state(): { version: number; lists: number[]; changesKept: number; sortsUnderWay: number } {
         return {
             version: this.version,
             lists: [...this.orders.values(), ...this.filtered.values()].map((list) => list.version),
             changesKept: this.changes.length,
+            sortsUnderWay: this.sortsUnderWay,
         };
     }
 
@@ -397,11 +403,12 @@ export class WalletLists {
         );
         const filter = criterias ? this.compileFilter(criterias) : undefined;
         const accepts = filter ? (entry: Entry) => filter(entry.resource) : () => true;
-        const version = this.version;
-        this.sortingFrom.push(version);
+        // One at a time: sorts taken in turns in this one thread would all end as late as the last
+        // (five at a million: each answered after 16-18 s), and each would need scratch of its own.
+        const sorted = this.sortQueue.then(() => this.sortCurrent(accepts, order));
+        this.sortQueue = sorted.catch(() => undefined);
+        const { list, version } = await sorted;
         try {
-            const items = await this.matchingSorted(version, accepts, order);
-            const list: SortedList = { version, items, accepts, awaited: 0 };
             // The changes that came while it was sorted are patched in whatever their number:
             // sorting again would meet as many, and never finish.
             await this.bringUpToDate(list, { limited: false, refreshing: false });
@@ -411,37 +418,58 @@ export class WalletLists {
         }
     }
 
+    /** The wallets of this moment that `accepts` takes, sorted; the changes after it are kept until patched in. */
+    private async sortCurrent(
+        accepts: (entry: Entry) => boolean,
+        order: WalletListOrder<Entry>,
+    ): Promise<{ list: SortedList; version: number }> {
+        const version = this.version;
+        this.sortingFrom.push(version);
+        this.sortsUnderWay++;
+        try {
+            const items = await this.matchingSorted(version, accepts, order);
+            return { list: { version, items, accepts, awaited: 0 }, version };
+        } catch (error) {
+            this.sortingFrom.splice(this.sortingFrom.indexOf(version), 1);
+            throw error;
+        } finally {
+            this.sortsUnderWay--;
+        }
+    }
+
     private async matchingSorted(
         version: number,
         accepts: (entry: Entry) => boolean,
         order: WalletListOrder<Entry>,
     ): Promise<ChunkedList<Entry>> {
         const { stride } = order;
-        // Entries and their numbers in blocks: one growing array of a million would be copied
-        // whole, in one go, each time it grew.
+        // Entries in blocks: one growing array of a million would be copied whole, in one go, each
+        // time it grew. Their numbers in the scratch, which holds as many as there are wallets.
         const entryBlocks: Entry[][] = [];
-        const keyBlocks: Float64Array[] = [];
+        const keys = this.scratch.keysFor(this.entries.size, stride);
         const entryAt = (position: number): Entry => entryBlocks[position >>> BLOCK_BITS][position & BLOCK_MASK];
-        const keysAt = (position: number): Float64Array => keyBlocks[position >>> BLOCK_BITS];
-        const offsetOf = (position: number): number => (position & BLOCK_MASK) * stride;
         let count = 0;
-        // Over the Map itself: a copy of a million entries would hold the event loop.
+        // Over the Map itself: a copy of a million entries would hold the event loop. Wallets put
+        // meanwhile are born after `version`: there are never more than at its start.
         await forOfSliced(this.entries.values(), (entry) => {
             if (!entry.superseded && entry.born <= version && accepts(entry)) {
                 if ((count & BLOCK_MASK) === 0) {
                     entryBlocks.push([]);
-                    keyBlocks.push(new Float64Array((BLOCK_MASK + 1) * stride));
                 }
                 entryBlocks[entryBlocks.length - 1].push(entry);
-                order.keysOf(entry, keysAt(count), offsetOf(count));
+                order.keysOf(entry, keys, count * stride);
                 count++;
             }
         });
         // Positions are sorted, by the numbers drawn once per entry, and by the entries where those tie.
-        const sorted = await sortPositionsSliced(count, (left, right) => {
-            const byKeys = order.compareKeys(keysAt(left), offsetOf(left), keysAt(right), offsetOf(right));
-            return byKeys === UNDECIDED ? order.compare(entryAt(left), entryAt(right)) : byKeys;
-        });
+        const sorted = await sortPositionsSliced(
+            count,
+            (left, right) => {
+                const byKeys = order.compareKeys(keys, left * stride, keys, right * stride);
+                return byKeys === UNDECIDED ? order.compare(entryAt(left), entryAt(right)) : byKeys;
+            },
+            this.scratch.positionsFor(count),
+        );
         const chunks: Chunk<Entry>[] = [];
         await forEachSliced(
             Math.ceil(sorted.length / CHUNK),
@@ -449,13 +477,10 @@ export class WalletLists {
                 const start = chunk * CHUNK;
                 const size = Math.min(CHUNK, sorted.length - start);
                 chunks.push(
-                    chunkWithRoom<Entry>(size, stride, (items, keys) => {
+                    chunkWithRoom<Entry>(size, stride, (items, chunkKeys) => {
                         for (let index = 0; index < size; index++) {
                             const position = sorted[start + index];
-                            const [from, to] = [keysAt(position), offsetOf(position)];
-                            for (let key = 0; key < stride; key++) {
-                                keys[index * stride + key] = from[to + key];
-                            }
+                            chunkKeys.set(keys.subarray(position * stride, (position + 1) * stride), index * stride);
                             items[index] = entryAt(position);
                         }
                     }),

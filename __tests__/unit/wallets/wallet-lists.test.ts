@@ -169,3 +169,61 @@ describe("the wallet lists after a block", () => {
         });
     });
 });
+
+describe("new lists asked at once", () => {
+    const byBalanceThenAddress = (wallets: WalletResource[], direction: 1 | -1): string[] =>
+        [...wallets]
+            .sort((left, right) => direction * Number(BigInt(left.balance.toString()) - BigInt(right.balance.toString())))
+            .map((wallet) => wallet.address);
+
+    it("are sorted one after the other, the first asked answered first, each with the wallets of its moment", async () => {
+        const lists = new WalletLists(noCriteria);
+        const wallets = Array.from({ length: 30_000 }, (_, index) => walletOf(index, BigInt((index * 7_919) % 30_011)));
+        lists.put(wallets);
+        const answered: number[] = [];
+        let settled = false;
+        const asked = [ORDERS[3], ORDERS[0], ORDERS[2]].map((sorting, index) =>
+            lists.page({ offset: 0, limit: 30_000 }, sorting).then((page) => {
+                answered.push(index);
+                return page;
+            }),
+        );
+        const sortsAtOnce: number[] = [];
+        const watch = (): void => {
+            sortsAtOnce.push(lists.state().sortsUnderWay);
+            if (!settled) {
+                setImmediate(watch);
+            }
+        };
+        watch();
+        // Wallets change while the first is sorted: every answer holds them.
+        await new Promise((resolve) => setImmediate(resolve));
+        const changed = [walletOf(5, 1_000_000n), walletOf(6, 1_000_001n)];
+        lists.put(changed);
+        const [ascending, descending, byAddress] = await Promise.all(asked);
+        settled = true;
+
+        expect(answered).toEqual([0, 1, 2]);
+        expect(Math.max(...sortsAtOnce)).toBe(1);
+        expect(sortsAtOnce.filter((sorts) => sorts === 1).length).toBeGreaterThan(10);
+        const now = wallets.map((wallet) => changed.find((change) => change.address === wallet.address) ?? wallet);
+        expect(ascending.results.map((wallet) => wallet.address)).toEqual(byBalanceThenAddress(now, 1));
+        expect(descending.results.map((wallet) => wallet.address)).toEqual(byBalanceThenAddress(now, -1));
+        expect(byAddress.results.map((wallet) => wallet.address)).toEqual(now.map((wallet) => wallet.address));
+    });
+
+    it("go on after one that fails", async () => {
+        const lists = new WalletLists(noCriteria);
+        lists.put(
+            Array.from({ length: 5_000 }, (_, index) => ({
+                ...walletOf(index, BigInt(index)),
+                attributes: { mixed: index % 2 === 0 ? "even" : index },
+            })) as unknown as WalletResource[],
+        );
+        const failing = lists.page({ offset: 0, limit: 1 }, [{ property: "attributes.mixed", direction: "asc" }]);
+        const after = lists.page({ offset: 0, limit: 2 }, ORDERS[0]);
+
+        await expect(failing).rejects.toThrow("Mismatched types");
+        expect((await after).results.map((wallet) => wallet.balance)).toEqual([4_999n, 4_998n]);
+    });
+});
