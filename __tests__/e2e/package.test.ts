@@ -102,7 +102,7 @@ describe("the published package, installed into a TypeScript project", () => {
                 run(process.execPath, ["--require", join(folder, "preload.js"), "--eval", starter], folder),
             ) as { process: string[]; thread: string[] };
         };
-        // Niceness 0 starts the thread's script itself; the default (10) starts it from the lowering script.
+        // Niceness 0 starts the thread's script itself; the default (10) starts it from the lowering code.
         for (const niceness of [0, 10]) {
             const seen = threadOptions(niceness);
             expect(seen.process.slice(0, 2)).toEqual(["--require", join(folder, "preload.js")]);

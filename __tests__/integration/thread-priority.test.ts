@@ -6,16 +6,23 @@ import { spawnWorker } from "../../src/worker/spawn";
 import { startPlugin } from "../support/plugin-harness";
 import { createWalletState } from "../support/wallet-state";
 
-/** The nice value each thread reports for itself. */
-const priorityOfThread = (niceness: number): Promise<number> =>
+interface ThreadReport {
+    priority: number;
+    execArgv: string[];
+}
+
+/** What a thread reports of itself: its nice value, and the options it started with. */
+const reportOfThread = (niceness: number): Promise<ThreadReport> =>
     new Promise((resolve, reject) => {
         const worker = spawnWorker("priority-thread", undefined, join(__dirname, "fixtures"), niceness);
-        worker.once("message", (priority: number) => {
-            resolve(priority);
+        worker.once("message", (report: ThreadReport) => {
+            resolve(report);
             void worker.terminate();
         });
         worker.once("error", reject);
     });
+
+const priorityOfThread = async (niceness: number): Promise<number> => (await reportOfThread(niceness)).priority;
 
 /** The nice value of each of this process's threads but the main one, from /proc (Linux). */
 const otherThreadsNiceness = (): number[] =>
@@ -42,6 +49,13 @@ describe("the plugin's threads yield the CPU to the node's", () => {
         expect(await priorityOfThread(10)).toBe(lowered(base, 10));
         expect(await priorityOfThread(3)).toBe(lowered(base, 3));
         expect(getPriority(0)).toBe(base);
+    });
+
+    it("lowers a thread before anything loads in it: ts-node's hook for a TypeScript thread loads after", async () => {
+        // Loaded by an option, the hook (some 300 ms of compiling in the wallet thread) ran at the node's priority.
+        const report = await reportOfThread(10);
+        expect(report.priority).toBe(lowered(base, 10));
+        expect(report.execArgv).toEqual(process.platform === "linux" ? [] : expect.any(Array));
     });
 
     it("starts a thread at the same priority with niceness 0, and never past 19", async () => {

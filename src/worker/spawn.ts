@@ -1,39 +1,59 @@
 import { existsSync } from "fs";
 import { join } from "path";
-import { Worker, WorkerOptions } from "worker_threads";
-
-// The thread script that lowers its thread's priority, then loads the thread's own (lowered-thread.ts).
-const LOWERED = "lowered-thread";
+import { Worker } from "worker_threads";
 
 /**
- * A thread script of `folder`: its compiled JavaScript where it exists, else its TypeScript through
- * ts-node. The compiled script runs with no options of the node's (a worker inherits them by
- * default): a `--require` of the node's process (ts-node in the benchmarks' hosts, an agent in a
+ * A thread script of `folder`: its compiled JavaScript where it exists, else its TypeScript, which
+ * loads after ts-node's hook. The thread runs with no options of the node's (a worker inherits them
+ * by default): a `--require` of the node's process (ts-node in the benchmarks' hosts, an agent in a
  * node) would load into each of the plugin's threads, and ts-node alone held 15 MB of the engine
  * thread's heap.
  */
-const threadScript = (folder: string, name: string): { path: string; execArgv: string[] } => {
+const threadModules = (folder: string, name: string): string[] => {
     const compiled = join(folder, `${name}.js`);
     return existsSync(compiled)
-        ? { path: compiled, execArgv: [] }
-        : { path: join(folder, `${name}.ts`), execArgv: ["--require", "ts-node/register/transpile-only"] };
+        ? [compiled]
+        : [require.resolve("ts-node/register/transpile-only"), join(folder, `${name}.ts`)];
 };
+
+// A lowered thread's first code, given as source so that nothing loads before it: it lowers the
+// thread's priority, then loads its modules (process.argv: node, "[worker eval]", the niceness,
+// the modules). On Linux setpriority(0) sets the calling thread's nice value only; raising it needs
+// no privilege; 19 is the most there is. Lowered from a script of its own instead, the wallet
+// thread compiled its TypeScript for 320 ms at the node's priority first (perf sched, 100,000
+// wallets), and the node's thread waited for the CPU it took: 12-18 ms stalls.
+const LOWER_THEN_LOAD = `
+const [niceness, ...modules] = process.argv.slice(2);
+try {
+    const os = require("os");
+    os.setPriority(0, Math.min(19, os.getPriority(0) + Number(niceness)));
+} catch {
+    // Runs at the node's priority, as it would without the option.
+}
+for (const module of modules) {
+    require(module);
+}
+`;
 
 /**
  * Starts a thread running a script of `folder` (by default this one's): the compiled JavaScript
  * where it exists (the published package), else the TypeScript source through ts-node (tests,
  * benchmarks). With `niceness`, the thread runs that many steps of `nice` below the thread that
- * starts it: when the machine is busy, the node's event loop gets the CPU first.
+ * starts it, from its first line on: when the machine is busy, the node's event loop gets the CPU
+ * first.
  */
 export const spawnWorker = (name: string, workerData: unknown, folder: string = __dirname, niceness = 0): Worker => {
-    const script = threadScript(folder, name);
-    const options: WorkerOptions = { workerData, execArgv: script.execArgv };
+    const modules = threadModules(folder, name);
     // Elsewhere than on Linux, setpriority(0) would lower the whole process, the node's thread with it.
     if (niceness > 0 && process.platform === "linux") {
-        const lowered = threadScript(__dirname, LOWERED);
-        // Either script may be TypeScript (the lowering one runs the other): ts-node then, for both.
-        const execArgv = script.execArgv.length > 0 ? script.execArgv : lowered.execArgv;
-        return new Worker(lowered.path, { workerData, execArgv, argv: [script.path, String(niceness)] });
+        return new Worker(LOWER_THEN_LOAD, {
+            eval: true,
+            workerData,
+            execArgv: [],
+            argv: [String(niceness), ...modules],
+        });
     }
-    return new Worker(script.path, options);
+    const script = modules[modules.length - 1];
+    const preload = modules.slice(0, -1).flatMap((module) => ["--require", module]);
+    return new Worker(script, { workerData, execArgv: preload });
 };

@@ -173,7 +173,9 @@ describe("the wallet lists after a block", () => {
 describe("new lists asked at once", () => {
     const byBalanceThenAddress = (wallets: WalletResource[], direction: 1 | -1): string[] =>
         [...wallets]
-            .sort((left, right) => direction * Number(BigInt(left.balance.toString()) - BigInt(right.balance.toString())))
+            .sort(
+                (left, right) => direction * Number(BigInt(left.balance.toString()) - BigInt(right.balance.toString())),
+            )
             .map((wallet) => wallet.address);
 
     it("are sorted one after the other, the first asked answered first, each with the wallets of its moment", async () => {
