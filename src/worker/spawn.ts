@@ -26,6 +26,9 @@ const threadModules = (folder: string, name: string): string[] => {
  * thread loaded ts-node and TypeScript's compiler for 320 ms at the node's priority first (perf sched,
  * 100,000 wallets), and the node's thread waited for the CPU it took: 12-18 ms stalls.
  */
+// Not instrumented for coverage: its text is the thread's source, where a coverage counter of this
+// module would be an undefined name (`jest --coverage` failed every lowered thread's start).
+/* istanbul ignore next */
 const lowerThenLoad = (): void => {
     const [niceness, ...modules] = process.argv.slice(2);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
