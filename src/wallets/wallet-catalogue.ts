@@ -2,6 +2,7 @@ import { WalletCriteria, WalletResource } from "@arkecosystem/core-api/dist/reso
 import { Contracts } from "@arkecosystem/core-kernel";
 import { Worker } from "worker_threads";
 
+import { PendingAnswers } from "../worker/pending-answers";
 import { spawnWorker } from "../worker/spawn";
 import { withThreadHeap } from "../worker/thread-heap";
 import { forOfSliced, SLICE_MS, yieldToEventLoop } from "./sliced-sort";
@@ -114,10 +115,10 @@ export class WalletCatalogue {
     private lastQuestion = 0;
     /** A page was answered in this turn of the loop (see takeTurn). */
     private pageThisTurn = false;
-    private readonly questions = new Map<
-        number,
-        { resolve: (answer: WalletAnswer) => void; reject: (error: Error) => void }
-    >();
+    private readonly questions = new PendingAnswers<{
+        resolve: (answer: WalletAnswer) => void;
+        reject: (error: Error) => void;
+    }>();
 
     public constructor(
         private readonly repository: WalletSource,
@@ -396,7 +397,7 @@ export class WalletCatalogue {
             if (this.questions.size === 0) {
                 worker.ref(); // held while a question waits for its answer
             }
-            this.questions.set(id, { resolve, reject });
+            this.questions.add(id, { resolve, reject });
             worker.postMessage({ kind: "ask", id, question } satisfies ToWallets);
         });
     }
@@ -412,8 +413,7 @@ export class WalletCatalogue {
             spawnWorker("wallet-thread", undefined, __dirname, this.options.threadNiceness),
         );
         worker.on("message", (message: FromWallets) => {
-            const question = this.questions.get(message.id);
-            this.questions.delete(message.id);
+            const question = this.questions.take(message.id);
             if (this.questions.size === 0) {
                 worker.unref();
             }
@@ -440,8 +440,6 @@ export class WalletCatalogue {
     }
 
     private failQuestions(reason: string): void {
-        const questions = [...this.questions.values()];
-        this.questions.clear();
-        questions.forEach(({ reject }) => reject(new Error(reason)));
+        this.questions.takeAll().forEach(({ reject }) => reject(new Error(reason)));
     }
 }
