@@ -1,4 +1,5 @@
 import { constants, PerformanceEntry, PerformanceObserver } from "perf_hooks";
+import { GCProfiler } from "v8";
 
 /** One garbage collection of this thread's heap, in performance.now() times. */
 export interface Collection {
@@ -55,3 +56,46 @@ export const describeLongest = (collections: readonly Collection[]): string => {
     );
     return longest ? `${(longest.end - longest.begin).toFixed(1)} ms (${longest.major ? "major" : "young"})` : "none";
 };
+
+interface SpaceUse {
+    spaceName: string;
+    spaceUsedSize: number;
+}
+interface ProfiledCollection {
+    gcType: string;
+    beforeGC: { heapSpaceStatistics: SpaceUse[] };
+    afterGC: { heapSpaceStatistics: SpaceUse[] };
+}
+
+// Where a young collection puts what it promotes.
+const OLD_SPACES = new Set(["old_space", "large_object_space"]);
+
+const oldUse = (spaces: readonly SpaceUse[]): number =>
+    spaces.reduce((sum, space) => sum + (OLD_SPACES.has(space.spaceName) ? space.spaceUsedSize : 0), 0);
+
+/**
+ * What this thread's young collections promoted to its old generation while it ran: the garbage
+ * that brings a major collection of the node's heap (some 0.9 GB at a million wallets) is what
+ * survived its young ones. Read from V8's own figures before and after each scavenge (v8.GCProfiler).
+ */
+export class Promotions {
+    private profiler: GCProfiler | undefined;
+
+    public start(): void {
+        this.profiler = new GCProfiler();
+        this.profiler.start();
+    }
+
+    /** Bytes promoted since start(). */
+    public stop(): number {
+        const profile = this.profiler?.stop() as { statistics?: ProfiledCollection[] } | undefined;
+        this.profiler = undefined;
+        return (profile?.statistics ?? [])
+            .filter(({ gcType }) => gcType === "Scavenge" || gcType === "MinorMarkCompact")
+            .reduce(
+                (sum, { beforeGC, afterGC }) =>
+                    sum + oldUse(afterGC.heapSpaceStatistics) - oldUse(beforeGC.heapSpaceStatistics),
+                0,
+            );
+    }
+}

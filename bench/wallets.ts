@@ -7,7 +7,7 @@ import { createWalletState } from "../__tests__/support/wallet-state";
 import { defaults } from "../src/defaults";
 import { createHttpServer } from "../src/http/server";
 import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
-import { Collections, describeLongest } from "./collections";
+import { Collections, describeLongest, Promotions } from "./collections";
 import { CoreApiHost, startCoreApiHost } from "./core-api-host";
 import { ClientHost, formatRow, LoadOptions, LoadResult, percentile, runLoad, startAsker } from "./load";
 import { describeStall, Span, StallAnatomy } from "./stall-anatomy";
@@ -139,6 +139,7 @@ const benchSize = async (size: number): Promise<string[]> => {
     await ours.start();
     const delay = monitorEventLoopDelay({ resolution: 1 });
     const collections = new Collections();
+    const promotions = new Promotions();
     const anatomy = new StallAnatomy();
     /**
      * A closed window's longest stall by the anatomy's timer, taken apart, and the longest of the
@@ -158,8 +159,9 @@ const benchSize = async (size: number): Promise<string[]> => {
     const measuredLoad = async (
         url: string,
         firstBlock: number,
-    ): Promise<{ result: LoadResult; stallMs: number; collection: string; stall: string }> => {
+    ): Promise<{ result: LoadResult; stallMs: number; collection: string; stall: string; promoted: string }> => {
         let blocks: NodeJS.Timeout | undefined;
+        let promotedBytes = 0;
         let block = 0;
         let opened = 0;
         let closed = 0;
@@ -170,6 +172,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                 await collectAndSettle();
                 await openWindow(delay);
                 anatomy.start();
+                promotions.start();
                 opened = performance.now();
                 blocks = setInterval(() => applyBlock(firstBlock + block++), BLOCK_TIME_MS);
             },
@@ -177,6 +180,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             async () => {
                 await closeWindow(delay, () => clearInterval(blocks));
                 closed = performance.now();
+                promotedBytes = promotions.stop();
             },
         );
         const stallMs = delay.max / 1e6;
@@ -189,7 +193,8 @@ const benchSize = async (size: number): Promise<string[]> => {
         if (stallMs >= STALL_LIMIT_MS) {
             longWindows.push(`${url.replace(/^.*\/api/, "")} ${stallMs.toFixed(1)} ms (${stall})`);
         }
-        return { result, stallMs, collection, stall };
+        const promoted = `${(promotedBytes / 1e6).toFixed(2)} MB, ${(promotedBytes / Math.max(1, result.requests)).toFixed(0)} B a request`;
+        return { result, stallMs, collection, stall, promoted };
     };
     /** The first request of each query after each block, asked from a client of its own; then the floor route's. */
     const timeAfterBlocksFromClient = async (): Promise<{
@@ -313,8 +318,8 @@ const benchSize = async (size: number): Promise<string[]> => {
             `Catalogue (after one request to the floor route): first listing of ${QUERIES.length} orders and filters at once ${(firstMs / 1000).toFixed(2)} s (sorted in slices; longest event-loop stall ${buildStallMs.toFixed(1)} ms; taken apart: ${buildStall}), memory: the wallet thread's heap and typed arrays ${(threadBytes / 1e6).toFixed(0)} MB (${(threadBytes / size).toFixed(0)} bytes a wallet), the node's heap ${heapCatalogue >= 0 ? "+" : ""}${(heapCatalogue / 1e6).toFixed(0)} MB (the wallets themselves ${((heapStates - heapBefore) / 1e6).toFixed(0)} MB).`,
             `After each of ${BLOCKS_MEASURED} blocks of ${WALLETS_PER_BLOCK} changed wallets, the first request of each query: p50 ${percentile(afterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(afterBlock, 0.99).toFixed(1)} ms, max ${afterBlock[afterBlock.length - 1].toFixed(1)} ms; longest event-loop stall ${blocksStallMs.toFixed(1)} ms (longest collection of the node's heap: ${blocksCollection}; taken apart: ${blocksStall}); bodies unequal to core-api's: ${unequal} of ${QUERIES.length * 3}. The floor route, first request after each of ${BLOCKS_MEASURED} more blocks: p50 ${percentile(floorAfterBlock, 0.5).toFixed(1)} ms, p99 ${percentile(floorAfterBlock, 0.99).toFixed(1)} ms, max ${floorAfterBlock[floorAfterBlock.length - 1].toFixed(1)} ms.`,
             "",
-            "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then | the longest stall by a 1 ms timer, taken apart | ratio (req/s) | bodies equal |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "| query | core-api req/s | core-api p50 ms | ours req/s | ours p50 ms | ours p99 ms | ours longest stall ms | the node's longest collection then | the longest stall by a 1 ms timer, taken apart | promoted to the node's old generation | ratio (req/s) | bodies equal |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         );
         // The process's first load at this rate stalls the loop whatever the route: at a million
         // wallets the first window held 29-158 ms stalls in five runs (four of them traced), much
@@ -333,7 +338,13 @@ const benchSize = async (size: number): Promise<string[]> => {
                 { urls: [`${coreApi.url}${query}`] },
                 size >= 500_000 ? { ...LOAD, concurrency: 1, maxRequests: 1, maxMs: 1 } : LOAD,
             );
-            const { result: mine, stallMs, collection, stall } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
+            const {
+                result: mine,
+                stallMs,
+                collection,
+                stall,
+                promoted,
+            } = await measuredLoad(`${urlOf(ours)}${query}`, 1_000);
             rows.push(
                 formatRow([
                     `\`${query.replace("/api", "")}\``,
@@ -345,6 +356,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                     stallMs,
                     collection,
                     stall,
+                    promoted,
                     theirs.requests > 0
                         ? `${(mine.perSecond / theirs.perSecond).toFixed(0)}×`
                         : `none: core-api answered no request (${JSON.stringify(theirs.statuses)})`,
@@ -358,6 +370,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             result: floor,
             stallMs: floorStallMs,
             collection: floorCollection,
+            promoted: floorPromoted,
         } = await measuredLoad(`${urlOf(ours)}${BASELINE}`, 2_000);
         const fromClient = await timeAfterBlocksFromClient();
         const repeated = { floor: [] as number[], queries: [] as number[] };
@@ -369,7 +382,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
         rows.push(
             "",
-            `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection: ${floorCollection}); in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection: ${firstFloorCollection}).`,
+            `Floor: a route that answers \`{"data":{}}\` at once, same load and blocks, same process: ${floor.perSecond.toFixed(0)} req/s, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(2)} ms, longest event-loop stall ${floorStallMs.toFixed(1)} ms (longest collection: ${floorCollection}), promoted to the node's old generation ${floorPromoted}; in the process's first load, before the table's: ${firstFloor.perSecond.toFixed(0)} req/s, longest stall ${firstFloorStallMs.toFixed(1)} ms (longest collection: ${firstFloorCollection}).`,
             "",
             `After the table, the same from a client ${CLIENT_HOST} of its own, ${BLOCKS_MEASURED_FROM_CLIENT} blocks: the first request of each query p50 ${percentile(fromClient.queries, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.queries, 0.99).toFixed(1)} ms, max ${fromClient.queries[fromClient.queries.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.stallMs.toFixed(1)} ms (longest collection of the node's heap: ${fromClient.collection}; the longest stall by a 1 ms timer, taken apart: ${fromClient.stall}). The floor route, after each of ${BLOCKS_MEASURED_FROM_CLIENT} more blocks: p50 ${percentile(fromClient.floor, 0.5).toFixed(1)} ms, p99 ${percentile(fromClient.floor, 0.99).toFixed(1)} ms, max ${fromClient.floor[fromClient.floor.length - 1].toFixed(1)} ms; longest event-loop stall ${fromClient.floorStallMs.toFixed(1)} ms (longest collection: ${fromClient.floorCollection}; taken apart: ${fromClient.floorStall}).`,
         );
