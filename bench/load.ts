@@ -85,20 +85,27 @@ run().catch((error) => parentPort.postMessage({ error: String(error) }));
 const ASKER_CLIENT = `async (parentPort, workerData) => {
 const { performance } = require("perf_hooks");
 const { Agent, request } = require(workerData.undici);
-const agent = new Agent({ connections: 1, pipelining: 1 });
-parentPort.on("message", async (urls) => {
-    if (urls === "close") {
+const agent = new Agent({ connections: workerData.connections, pipelining: 1 });
+const timed = async (url) => {
+    const begin = performance.now();
+    const response = await request(url, { dispatcher: agent });
+    await response.body.text();
+    return performance.now() - begin;
+};
+parentPort.on("message", async (asked) => {
+    if (asked === "close") {
         await agent.close();
         parentPort.close();
         return;
     }
     try {
         const latencies = [];
-        for (const url of urls) {
-            const begin = performance.now();
-            const response = await request(url, { dispatcher: agent });
-            await response.body.text();
-            latencies.push(performance.now() - begin);
+        if (asked.together) {
+            latencies.push(...(await Promise.all(asked.urls.map(timed))));
+        } else {
+            for (const url of asked.urls) {
+                latencies.push(await timed(url));
+            }
         }
         parentPort.postMessage({ latencies });
     } catch (error) {
@@ -180,11 +187,13 @@ const startClient = (client: string, workerData: unknown, host: ClientHost): Cli
 export interface Asker {
     /** Each URL asked once, one after another: each response's time, from its request to its body's end. */
     timeEach(urls: readonly string[]): Promise<number[]>;
+    /** Each URL asked once, all at once (over as many connections as the asker was given). */
+    timeTogether(urls: readonly string[]): Promise<number[]>;
     close(): Promise<void>;
 }
 
-export const startAsker = (host: ClientHost = "thread"): Asker => {
-    const worker = startClient(ASKER_CLIENT, { undici: require.resolve("undici") }, host);
+export const startAsker = (host: ClientHost = "thread", connections = 1): Asker => {
+    const worker = startClient(ASKER_CLIENT, { undici: require.resolve("undici"), connections }, host);
     let asking: { resolve: (latencies: number[]) => void; reject: (error: Error) => void } | undefined;
     const answered = (): typeof asking => {
         const waiting = asking;
@@ -196,12 +205,14 @@ export const startAsker = (host: ClientHost = "thread"): Asker => {
     );
     // A client that dies fails the question it had, instead of leaving it unanswered.
     worker.on("error", (error) => answered()?.reject(error));
+    const ask = (urls: readonly string[], together: boolean): Promise<number[]> =>
+        new Promise((resolve, reject) => {
+            asking = { resolve, reject };
+            worker.postMessage({ urls, together });
+        });
     return {
-        timeEach: (urls) =>
-            new Promise((resolve, reject) => {
-                asking = { resolve, reject };
-                worker.postMessage(urls);
-            }),
+        timeEach: (urls) => ask(urls, false),
+        timeTogether: (urls) => ask(urls, true),
         close: async () => {
             const exited = new Promise((resolve) => worker.once("exit", resolve));
             worker.postMessage("close");

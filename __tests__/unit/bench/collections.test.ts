@@ -1,4 +1,4 @@
-import { describeLongest } from "../../../bench/collections";
+import { describeLongest, Promotions } from "../../../bench/collections";
 
 describe("the longest of a window's collections", () => {
     it("names the longest, its length and its kind", () => {
@@ -13,5 +13,43 @@ describe("the longest of a window's collections", () => {
 
     it("says none for a window without any", () => {
         expect(describeLongest([])).toBe("none");
+    });
+});
+
+describe("what a window's young collections promoted", () => {
+    // Objects kept across several young collections are promoted; garbage that dies young is not.
+    const allocate = (keep: boolean): unknown[] => {
+        const kept: unknown[] = [];
+        for (let round = 0; round < 40; round++) {
+            for (let index = 0; index < 20_000; index++) {
+                const value = { round, index, text: `value ${index}` };
+                if (keep) {
+                    kept.push(value);
+                }
+            }
+        }
+        return kept;
+    };
+
+    it("counts objects that outlive the young generation, and not those that die in it", () => {
+        // Garbage first: after a run of survivors V8 promotes whole young pages for a while.
+        const promotions = new Promotions();
+        promotions.start();
+        allocate(false);
+        const promotedGarbage = promotions.stop();
+        promotions.start();
+        const kept = allocate(true);
+        const promotedKeeping = promotions.stop();
+
+        expect(kept).toHaveLength(800_000);
+        // 800,000 small objects and their strings: tens of MB, most of them promoted.
+        expect(promotedKeeping).toBeGreaterThan(10e6);
+        expect(promotedGarbage).toBeLessThan(promotedKeeping / 10);
+    });
+
+    it("is zero when nothing was collected", () => {
+        const promotions = new Promotions();
+        promotions.start();
+        expect(promotions.stop()).toBe(0);
     });
 });
