@@ -10,7 +10,7 @@ import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
 import { Collections, describeLongest, Promotions } from "./collections";
 import { CoreApiHost, startCoreApiHost } from "./core-api-host";
 import { ClientHost, formatRow, LoadOptions, LoadResult, percentile, runLoad, startAsker } from "./load";
-import { describeStall, Span, StallAnatomy } from "./stall-anatomy";
+import { describeStalls, ownStall, Span, StallAnatomy } from "./stall-anatomy";
 import { applyBlock as applyBlockTo, WALLETS_PER_BLOCK } from "./wallet-blocks";
 
 // `npm run bench -- wallets` runs 100,000; BENCH_WALLETS=100000,1000000 runs both (a million
@@ -82,6 +82,12 @@ const closeWindow = async (delay: IntervalHistogram, stopLoad: () => void): Prom
     delay.disable();
 };
 
+/** A window's longest stall, and the longest of the process's own making. */
+interface Repeated {
+    stallMs: number;
+    ownStallMs: number;
+}
+
 /** core-api's wallet routes and ours over one core-state repository, for each size. */
 export const benchWallets = async (): Promise<string[]> => {
     const rows: string[] = [];
@@ -141,14 +147,31 @@ const benchSize = async (size: number): Promise<string[]> => {
     const collections = new Collections();
     const promotions = new Promotions();
     const anatomy = new StallAnatomy();
+    /** The longest stall of the process's own making in each window of the wallet routes. */
+    const ownStalls: { window: string; ms: number }[] = [];
     /**
      * A closed window's longest stall by the anatomy's timer, taken apart, and the longest of the
-     * node's collections within it (those seen so far are then forgotten).
+     * node's collections within it (those seen so far are then forgotten). Where the machine stood
+     * still in the histogram's longest stall, the longest of the process's own is the timer's
+     * longest besides; otherwise the histogram's (the figure the issue names).
      */
-    const takeApart = async (opened: number, closed: number): Promise<{ stall: string; collection: string }> => {
+    const takeApart = async (
+        opened: number,
+        closed: number,
+        stallMs: number,
+    ): Promise<{ stall: string; collection: string; ownStallMs: number }> => {
+        const stalls = await anatomy.longest();
         const within = await collections.takeWithin(opened, closed);
-        return { stall: describeStall(anatomy.stop(), within, blockSpans), collection: describeLongest(within) };
+        const own = ownStall(stalls);
+        const ownStallMs = own === stalls.longest ? stallMs : own ? own.end - own.begin : 0;
+        return {
+            stall: describeStalls(stalls, within, blockSpans),
+            collection: describeLongest(within),
+            ownStallMs,
+        };
     };
+    const stallText = (stallMs: number, ownStallMs: number): string =>
+        ownStallMs === stallMs ? stallMs.toFixed(1) : `${stallMs.toFixed(1)} (own ${ownStallMs.toFixed(1)})`;
     /** Windows whose longest stall reached STALL_LIMIT_MS, each with what its stall was. */
     const longWindows: string[] = [];
     /**
@@ -159,7 +182,14 @@ const benchSize = async (size: number): Promise<string[]> => {
     const measuredLoad = async (
         url: string,
         firstBlock: number,
-    ): Promise<{ result: LoadResult; stallMs: number; collection: string; stall: string; promoted: string }> => {
+    ): Promise<{
+        result: LoadResult;
+        stallMs: number;
+        ownStallMs: number;
+        collection: string;
+        stall: string;
+        promoted: string;
+    }> => {
         let blocks: NodeJS.Timeout | undefined;
         let promotedBytes = 0;
         let block = 0;
@@ -186,7 +216,10 @@ const benchSize = async (size: number): Promise<string[]> => {
             },
         );
         const stallMs = delay.max / 1e6;
-        const { stall, collection } = await takeApart(opened, closed);
+        const { stall, collection, ownStallMs } = await takeApart(opened, closed, stallMs);
+        if (url.includes("/wallets")) {
+            ownStalls.push({ window: `${url.replace(/^.*\/api/, "")} under load`, ms: ownStallMs });
+        }
         const unexpected = Object.keys(result.statuses).filter((status) => status !== "200");
         if (unexpected.length > 0) {
             // A window of errors would measure the error path (the floor route was once a 404).
@@ -196,7 +229,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             longWindows.push(`${url.replace(/^.*\/api/, "")} ${stallMs.toFixed(1)} ms (${stall})`);
         }
         const promoted = `${(promotedBytes / 1e6).toFixed(2)} MB, ${(promotedBytes / Math.max(1, result.requests)).toFixed(0)} B a request`;
-        return { result, stallMs, collection, stall, promoted };
+        return { result, stallMs, ownStallMs, collection, stall, promoted };
     };
     /** The first request of each query after each block, asked from a client of its own; then the floor route's. */
     const timeAfterBlocksFromClient = async (): Promise<{
@@ -224,7 +257,8 @@ const benchSize = async (size: number): Promise<string[]> => {
             }
             delay.disable();
             const stallMs = delay.max / 1e6;
-            const { stall, collection } = await takeApart(opened, performance.now());
+            const { stall, collection, ownStallMs } = await takeApart(opened, performance.now(), stallMs);
+            ownStalls.push({ window: "the first request of each query after a block, from a client", ms: ownStallMs });
             const floor: number[] = [];
             await collectAndSettle();
             await openWindow(delay);
@@ -236,7 +270,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                 await new Promise((resolve) => setTimeout(resolve, FLOOR_BLOCK_REST_MS));
             }
             delay.disable();
-            const floorApart = await takeApart(floorOpened, performance.now());
+            const floorApart = await takeApart(floorOpened, performance.now(), delay.max / 1e6);
             return {
                 queries: queries.sort((a, b) => a - b),
                 floor: floor.sort((a, b) => a - b),
@@ -281,7 +315,12 @@ const benchSize = async (size: number): Promise<string[]> => {
         const firstMs = firstEnded - firstStarted;
         delay.disable();
         const buildStallMs = delay.max / 1e6;
-        const { stall: buildStall } = await takeApart(firstStarted, firstEnded);
+        const { stall: buildStall, ownStallMs: buildOwnStallMs } = await takeApart(
+            firstStarted,
+            firstEnded,
+            buildStallMs,
+        );
+        ownStalls.push({ window: "the first listings", ms: buildOwnStallMs });
         const heapCatalogue = heapUsed() - heapStates;
         const thread = await state.catalogue.threadState();
         const threadBytes = (thread?.heapUsed ?? 0) + (thread?.external ?? 0);
@@ -303,7 +342,12 @@ const benchSize = async (size: number): Promise<string[]> => {
         }
         delay.disable();
         const blocksStallMs = delay.max / 1e6;
-        const { stall: blocksStall, collection: blocksCollection } = await takeApart(blocksOpened, performance.now());
+        const {
+            stall: blocksStall,
+            collection: blocksCollection,
+            ownStallMs: blocksOwnStallMs,
+        } = await takeApart(blocksOpened, performance.now(), blocksStallMs);
+        ownStalls.push({ window: "the first request of each query after a block, in-thread", ms: blocksOwnStallMs });
         afterBlock.sort((a, b) => a - b);
         // The same after more blocks for the floor route: what the first request after a block
         // waits for in this process whatever it asks (the block's changes sent to the wallet thread,
@@ -353,6 +397,7 @@ const benchSize = async (size: number): Promise<string[]> => {
             const {
                 result: mine,
                 stallMs,
+                ownStallMs,
                 collection,
                 stall,
                 promoted,
@@ -365,7 +410,7 @@ const benchSize = async (size: number): Promise<string[]> => {
                     mine.perSecond,
                     mine.p50Ms,
                     mine.p99Ms,
-                    stallMs,
+                    stallText(stallMs, ownStallMs),
                     collection,
                     stall,
                     promoted,
@@ -385,11 +430,11 @@ const benchSize = async (size: number): Promise<string[]> => {
             promoted: floorPromoted,
         } = await measuredLoad(`${urlOf(ours)}${BASELINE}`, 2_000);
         const fromClient = await timeAfterBlocksFromClient();
-        const repeated = { floor: [] as number[], queries: [] as number[] };
+        const repeated = { floor: [] as Repeated[], queries: [] as Repeated[] };
         for (let round = 0; round < REPEATED_ROUNDS; round++) {
             for (const path of [BASELINE, ...QUERIES]) {
-                const { stallMs } = await measuredLoad(`${urlOf(ours)}${path}`, 8_000 + round * 10);
-                (path === BASELINE ? repeated.floor : repeated.queries).push(stallMs);
+                const { stallMs, ownStallMs } = await measuredLoad(`${urlOf(ours)}${path}`, 8_000 + round * 10);
+                (path === BASELINE ? repeated.floor : repeated.queries).push({ stallMs, ownStallMs });
             }
         }
         rows.push(
@@ -400,16 +445,23 @@ const benchSize = async (size: number): Promise<string[]> => {
         );
         rows.push(
             "",
-            `Windows whose longest stall reached ${STALL_LIMIT_MS} ms, each taken apart (the node's collections within it; the node's thread on a CPU and waiting for one, from the kernel's schedstat, which is current to a scheduler tick, a few ms; the rest it slept: in a collection waiting for V8's helper threads, or in the kernel): ${longWindows.length > 0 ? longWindows.join("; ") : "none"}.`,
+            `Windows whose longest stall reached ${STALL_LIMIT_MS} ms, each taken apart (the node's collections within it; the node's thread on a CPU and waiting for one, from the kernel's schedstat, which is current to a scheduler tick, a few ms; the rest it slept: in a collection waiting for V8's helper threads, or in the kernel; the time the hypervisor took from the node's CPU, from the kernel's steal in 10 ms steps): ${longWindows.length > 0 ? longWindows.join("; ") : "none"}.`,
         );
         if (REPEATED_ROUNDS > 0) {
-            const over = (stalls: number[]): number => stalls.filter((stall) => stall >= STALL_LIMIT_MS).length;
-            const listed = (stalls: number[]): string => stalls.map((stall) => stall.toFixed(1)).join(", ");
+            const over = (stalls: Repeated[]): string =>
+                `${stalls.filter(({ stallMs }) => stallMs >= STALL_LIMIT_MS).length} of ${stalls.length} (of the process's own making: ${stalls.filter(({ ownStallMs }) => ownStallMs >= STALL_LIMIT_MS).length})`;
+            const listed = (stalls: Repeated[]): string =>
+                stalls.map(({ stallMs, ownStallMs }) => stallText(stallMs, ownStallMs)).join(", ");
             rows.push(
                 "",
-                `${REPEATED_ROUNDS} more rounds of windows, the floor route's and each query's in turn: windows whose longest stall reached ${STALL_LIMIT_MS} ms: the floor route ${over(repeated.floor)} of ${repeated.floor.length}, the queries ${over(repeated.queries)} of ${repeated.queries.length}. Longest stall of each window (ms): the floor route ${listed(repeated.floor)}; the queries, round by round in the table's order, ${listed(repeated.queries)}.`,
+                `${REPEATED_ROUNDS} more rounds of windows, the floor route's and each query's in turn: windows whose longest stall reached ${STALL_LIMIT_MS} ms: the floor route ${over(repeated.floor)}, the queries ${over(repeated.queries)}. Longest stall of each window (ms): the floor route ${listed(repeated.floor)}; the queries, round by round in the table's order, ${listed(repeated.queries)}.`,
             );
         }
+        const longestOwn = ownStalls.reduce((longest, stall) => (stall.ms > longest.ms ? stall : longest));
+        rows.push(
+            "",
+            `The longest stall of the process's own making in a window of the wallet routes (in a window whose longest stall came while the machine stood still, the hypervisor holding the node's CPU for half of it or more, the longest besides): ${longestOwn.ms.toFixed(1)} ms, ${longestOwn.window}.`,
+        );
     } finally {
         collections.stop();
         await Promise.all([ours.stop(), coreApi.stop(), state.catalogue.dispose()]);
