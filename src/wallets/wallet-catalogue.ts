@@ -130,19 +130,6 @@ export class WalletCatalogue {
         return this.worker;
     }
 
-    /**
-     * Starts the wallet thread, holding no wallet yet: at the node's boot, not within the first
-     * listing, where its start held the node's loop (the Worker's setup on this thread, 3-4 ms of a
-     * 18 ms first-listing stall in a CPU profile at 10,000 wallets; then its bootstrap, at the
-     * node's priority until its first line lowers it, took the CPU the node's thread waited for).
-     * Every wallet is sent with the first listing, in slices.
-     */
-    public prepare(): void {
-        if (!this.disposed) {
-            this.worker ??= this.startThread();
-        }
-    }
-
     /** A wallet of the node's state changed. O(1): called for every property the node sets. */
     public changed(address: string): void {
         this.changedAddresses.add(address);
@@ -421,7 +408,7 @@ export class WalletCatalogue {
         this.worker?.postMessage(message);
     }
 
-    /** The wallet thread, started by prepare() or when first needed, and again after it stopped unexpectedly. */
+    /** The wallet thread, started when first needed and again after it stopped unexpectedly. */
     private startThread(): Worker {
         const worker = withThreadHeap(WALLET_THREAD_HEAP, () =>
             spawnWorker("wallet-thread", undefined, __dirname, this.options.threadNiceness),

@@ -48,7 +48,6 @@ export const createWalletServices = (
         app.getTagged<Contracts.State.WalletRepository>(Container.Identifiers.WalletRepository, "state", "blockchain"),
         { onThreadError: (message) => logger?.warning(message), threadNiceness },
     );
-    catalogue.prepare();
     if (!app.isBound(Identifiers.WalletCatalogue)) {
         app.bind(Identifiers.WalletCatalogue).toConstantValue(catalogue);
     } else {

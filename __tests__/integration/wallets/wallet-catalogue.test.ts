@@ -248,22 +248,3 @@ describe("the wallet catalogue when its thread dies", () => {
         }
     }, 60_000);
 });
-
-describe("the wallet catalogue at the node's boot", () => {
-    it("starts its thread holding no list, and sends every wallet with the first listing, to that thread", async () => {
-        const state = createWalletState(2_000, 5);
-        try {
-            const thread = state.catalogue.thread;
-            expect(thread).toBeDefined();
-            expect((await state.catalogue.threadState())?.lists).toEqual([]);
-
-            const page = await state.catalogue.page({ offset: 0, limit: 200 }, SORTING);
-            expect(page.results.map((wallet) => wallet.address)).toEqual(expectedAddresses(state, 200));
-            expect(page.totalCount).toBe(state.repository.allByAddress().length);
-            expect(state.catalogue.thread).toBe(thread);
-            expect((await state.catalogue.threadState())?.lists).toHaveLength(1);
-        } finally {
-            await state.catalogue.dispose();
-        }
-    }, 60_000);
-});
