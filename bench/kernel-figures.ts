@@ -6,13 +6,25 @@ export interface KernelFigures {
     schedstat(): [onCpuMs: number, runQueueMs: number] | undefined;
     /** The thread's CPU, its time in the kernel, its page faults so far. */
     thread(): ThreadFigures | undefined;
-    /**
-     * Per CPU, the time the hypervisor ran something else while this machine's CPU had work
-     * (the kernel's steal), in ms. A paused virtual machine shows here, and nowhere else: the
-     * guest's schedstat counts the pause as time on a CPU for the thread it froze.
-     */
-    steal(): number[] | undefined;
+    /** Per CPU, its time accounted so far (/proc/stat). */
+    cpus(): CpuTimes[] | undefined;
     close(): void;
+}
+
+/**
+ * A CPU's time as the kernel accounts it, in ms, in 10 ms steps. A virtual CPU that stops running
+ * (its host paused it) shows in one of two ways, and schedstat in neither (it counts the pause as
+ * time on a CPU for the thread it froze): as steal, where the host counts it so; or as time the
+ * kernel never accounted, because the scheduler's tick, which accounts a busy CPU's time a tick at
+ * a time, did not come while it stood (a guest's tick fires once on waking, however late).
+ */
+export interface CpuTimes {
+    /** Time accounted to work: user, nice, system, interrupts. */
+    busyMs: number;
+    /** Time accounted idle, or waiting for I/O. */
+    idleMs: number;
+    /** Time the hypervisor ran something else while the CPU had work (the kernel's steal). */
+    stolenMs: number;
 }
 
 export interface ThreadFigures {
@@ -39,11 +51,18 @@ const openOrUndefined = (path: string): number | undefined => {
 };
 
 /** Parses /proc/stat's per-CPU lines ("cpu0 user nice system idle iowait irq softirq steal ..."). */
-export const stealOf = (procStat: string): number[] =>
+export const cpuTimesOf = (procStat: string): CpuTimes[] =>
     procStat
         .split("\n")
         .filter((line) => /^cpu\d/.test(line))
-        .map((line) => Number(line.split(/\s+/)[8]) * MS_PER_USER_HZ_TICK);
+        .map((line) => {
+            const [user, nice, system, idle, iowait, irq, softirq, steal] = line.split(/\s+/).slice(1).map(Number);
+            return {
+                busyMs: (user + nice + system + irq + softirq) * MS_PER_USER_HZ_TICK,
+                idleMs: (idle + iowait) * MS_PER_USER_HZ_TICK,
+                stolenMs: steal * MS_PER_USER_HZ_TICK,
+            };
+        });
 
 /** The figures of the calling process's main thread, from /proc. */
 export const procFigures = (): KernelFigures => {
@@ -82,9 +101,9 @@ export const procFigures = (): KernelFigures => {
                 pageFaults: Number(fields[FIELD.minorFaults]) + Number(fields[FIELD.majorFaults]),
             };
         },
-        steal: () => {
+        cpus: () => {
             const text = read(files.machine, "intr"); // what follows the CPUs' lines is of no use here
-            return text === undefined ? undefined : stealOf(text);
+            return text === undefined ? undefined : cpuTimesOf(text);
         },
         close: () => {
             for (const file of Object.values(files)) {

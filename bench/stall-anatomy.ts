@@ -1,5 +1,5 @@
 import { Collection } from "./collections";
-import { KernelFigures, procFigures } from "./kernel-figures";
+import { CpuTimes, KernelFigures, procFigures } from "./kernel-figures";
 
 /** A gap between two ticks of a 1 ms timer on this thread, and what the thread did in it. */
 export interface Stall {
@@ -23,6 +23,12 @@ export interface Stall {
      * over the gap and a few ms either side); undefined off Linux.
      */
     stolenMs?: number;
+    /**
+     * Time of the gap and the few ms before it that the thread's CPU was accounted neither work nor
+     * idleness nor steal (10 ms steps): its scheduler tick did not come, the virtual CPU was not
+     * running. Where the thread changed CPUs, the least of the two; undefined off Linux.
+     */
+    untickedMs?: number;
 }
 
 /** The longest stall, and the longest in which the machine did not stand still: the process's own. */
@@ -33,18 +39,32 @@ export interface Stalls {
 
 const lengthOf = (stall: Stall | undefined): number => (stall ? stall.end - stall.begin : 0);
 
+// A CPU's accounted time comes in 10 ms steps, and its figures are read up to 5 ms before a stall:
+// time unaccounted counts only beyond what those can make up.
+const UNTICKED_NOISE_MS = 20;
+
 /**
- * A stall in which the hypervisor held the thread's CPU for half of it or more: the virtual
- * machine stood still (a 53 ms one under perf had no sample from any thread of the process tree,
- * both CPUs at once), which no code of the process caused.
+ * A stall in which the thread's CPU did not run for half of it or more: the hypervisor held it
+ * (steal), or the thread was "on" a CPU whose tick never came. The virtual machine stood still,
+ * which no code of the process caused: a 53 ms one under perf had no sample from any thread of the
+ * process tree, and schedstat counted it as time on a CPU.
  */
-export const isMachinePause = (stall: Stall): boolean =>
-    stall.stolenMs !== undefined && stall.stolenMs >= lengthOf(stall) / 2;
+export const isMachinePause = (stall: Stall): boolean => {
+    const half = lengthOf(stall) / 2;
+    const stolen = stall.stolenMs !== undefined && stall.stolenMs >= half;
+    const unticked =
+        stall.onCpuMs !== undefined &&
+        stall.onCpuMs >= half &&
+        stall.untickedMs !== undefined &&
+        stall.untickedMs >= Math.max(half, UNTICKED_NOISE_MS);
+    return stolen || unticked;
+};
 
 // The steal of a pause is accounted by each CPU's next scheduler tick after it: a stall's is read
-// this long after its end. Between stalls it is read at most this often (one read costs ~15 µs).
+// this long after its end. Between stalls the CPUs' times are read at most this often (one read
+// of /proc/stat costs ~15 µs).
 const STEAL_SETTLE_MS = 30;
-const STEAL_READ_MS = 5;
+const CPU_TIMES_READ_MS = 5;
 
 /** A stall waiting for the steal after it. */
 interface Unsettled extends Stall {
@@ -52,6 +72,12 @@ interface Unsettled extends Stall {
     stealBefore?: number[];
     settlesAt: number;
 }
+
+/** All of a CPU's time the kernel has accounted: to work, to idleness, to the hypervisor. */
+const accounted = ({ busyMs, idleMs, stolenMs }: CpuTimes): number => busyMs + idleMs + stolenMs;
+
+const difference = <T>(after: T | undefined, before: T | undefined, of: (figures: T) => number): number | undefined =>
+    after === undefined || before === undefined ? undefined : of(after) - of(before);
 
 /**
  * Watches the node's thread for its longest stall and takes it apart: a stall is the thread
@@ -75,50 +101,56 @@ export class StallAnatomy {
         const figures = this.openFigures();
         this.figures = figures;
         let last = performance.now();
-        let [lastOnCpu, lastRunQueue] = figures.schedstat() ?? [];
-        let lastSteal = figures.steal();
+        let lastSchedstat = figures.schedstat();
+        let lastCpus = figures.cpus();
         let lastThread = figures.thread();
-        let stealReadAt = last;
+        let cpusReadAt = last;
         this.timer = setInterval(() => {
             const now = performance.now();
-            const [onCpu, runQueue] = figures.schedstat() ?? [];
+            const schedstat = figures.schedstat();
             const gap = now - last;
             if (gap > lengthOf(this.stalls.longestOwn)) {
                 // A candidate for the longest of the process's own; the longest overall is one too.
                 const thread = figures.thread();
+                const cpus = figures.cpus();
+                const seenOn = [...new Set([lastThread?.cpu, thread?.cpu])].filter(
+                    (seen): seen is number => seen !== undefined,
+                );
+                // Where the thread changed CPUs, the time both left unaccounted: a stop of either
+                // alone is not told (the bench would rather count a pause as the process's own).
+                const unaccounted = seenOn.map((cpu) => {
+                    const accountedMs = difference(cpus?.[cpu], lastCpus?.[cpu], accounted);
+                    return accountedMs === undefined ? undefined : now - cpusReadAt - accountedMs;
+                });
                 const stall: Stall = {
                     begin: last,
                     end: now,
-                    onCpuMs: onCpu === undefined || lastOnCpu === undefined ? undefined : onCpu - lastOnCpu,
-                    runQueueMs:
-                        runQueue === undefined || lastRunQueue === undefined ? undefined : runQueue - lastRunQueue,
-                    inKernelMs:
-                        thread === undefined || lastThread === undefined
-                            ? undefined
-                            : thread.kernelMs - lastThread.kernelMs,
-                    pageFaults:
-                        thread === undefined || lastThread === undefined
-                            ? undefined
-                            : thread.pageFaults - lastThread.pageFaults,
+                    onCpuMs: difference(schedstat, lastSchedstat, ([onCpu]) => onCpu),
+                    runQueueMs: difference(schedstat, lastSchedstat, ([, runQueue]) => runQueue),
+                    inKernelMs: difference(thread, lastThread, ({ kernelMs }) => kernelMs),
+                    pageFaults: difference(thread, lastThread, ({ pageFaults }) => pageFaults),
+                    untickedMs: unaccounted.some((ms) => ms === undefined)
+                        ? undefined
+                        : Math.min(...unaccounted.map((ms) => ms!)),
                 };
                 if (gap > lengthOf(this.stalls.longest)) {
                     this.stalls.longest = stall;
                 }
                 this.unsettled.push({
                     ...stall,
-                    cpus: [lastThread?.cpu, thread?.cpu].filter((cpu): cpu is number => cpu !== undefined),
-                    stealBefore: lastSteal,
+                    cpus: seenOn,
+                    stealBefore: lastCpus?.map(({ stolenMs }) => stolenMs),
                     settlesAt: now + STEAL_SETTLE_MS,
                 });
             }
-            if (now - stealReadAt >= STEAL_READ_MS) {
-                lastSteal = figures.steal();
+            if (now - cpusReadAt >= CPU_TIMES_READ_MS) {
+                lastCpus = figures.cpus();
                 lastThread = figures.thread();
-                stealReadAt = now;
-                this.settle(now, lastSteal);
+                cpusReadAt = now;
+                this.settle(now, lastCpus);
             }
             last = now;
-            [lastOnCpu, lastRunQueue] = [onCpu, runQueue];
+            lastSchedstat = schedstat;
         }, 1).unref(); // a window that throws before stop() must not keep the bench alive
     }
 
@@ -138,7 +170,7 @@ export class StallAnatomy {
             await new Promise((resolve) => setTimeout(resolve, Math.max(0, settlesAt - performance.now())));
             const figures = this.openFigures();
             try {
-                this.settle(Number.POSITIVE_INFINITY, figures.steal());
+                this.settle(Number.POSITIVE_INFINITY, figures.cpus());
             } finally {
                 figures.close();
             }
@@ -147,15 +179,25 @@ export class StallAnatomy {
     }
 
     /** Gives the stalls whose steal is accounted by now their stolen time, and keeps the longest own one. */
-    private settle(now: number, steal: number[] | undefined): void {
+    private settle(now: number, cpus: CpuTimes[] | undefined): void {
         const settling = this.unsettled.filter(({ settlesAt }) => settlesAt <= now);
         this.unsettled = this.unsettled.filter(({ settlesAt }) => settlesAt > now);
-        for (const { begin, end, onCpuMs, runQueueMs, inKernelMs, pageFaults, cpus, stealBefore } of settling) {
+        for (const unsettled of settling) {
+            const { cpus: seenOn, stealBefore } = unsettled;
             const stolenMs =
-                steal === undefined || stealBefore === undefined || cpus.length === 0
+                cpus === undefined || stealBefore === undefined || seenOn.length === 0
                     ? undefined
-                    : Math.max(...cpus.map((cpu) => (steal[cpu] ?? 0) - (stealBefore[cpu] ?? 0)));
-            const settled: Stall = { begin, end, onCpuMs, runQueueMs, inKernelMs, pageFaults, stolenMs };
+                    : Math.max(...seenOn.map((cpu) => (cpus[cpu]?.stolenMs ?? 0) - (stealBefore[cpu] ?? 0)));
+            const settled: Stall = {
+                begin: unsettled.begin,
+                end: unsettled.end,
+                onCpuMs: unsettled.onCpuMs,
+                runQueueMs: unsettled.runQueueMs,
+                inKernelMs: unsettled.inKernelMs,
+                pageFaults: unsettled.pageFaults,
+                untickedMs: unsettled.untickedMs,
+                stolenMs,
+            };
             if (this.stalls.longest?.begin === settled.begin) {
                 this.stalls.longest = settled;
             }
@@ -206,6 +248,9 @@ export const describeStall = (
     }
     if (stall.stolenMs !== undefined && stall.stolenMs > 0) {
         parts.push(`taken by the hypervisor ${stall.stolenMs.toFixed(0)}`);
+    }
+    if (stall.untickedMs !== undefined && stall.untickedMs >= UNTICKED_NOISE_MS) {
+        parts.push(`its CPU unaccounted ${stall.untickedMs.toFixed(0)}`);
     }
     const length = `${lengthOf(stall).toFixed(1)} ms: `;
     return `${length}${isMachinePause(stall) ? "the machine stood still (" : ""}${parts.join(", ")}${isMachinePause(stall) ? ")" : ""}`;

@@ -1,7 +1,7 @@
 import { existsSync } from "fs";
 
-import { KernelFigures, procFigures, stealOf } from "../../../bench/kernel-figures";
-import { describeStall, describeStalls, ownStall, StallAnatomy } from "../../../bench/stall-anatomy";
+import { CpuTimes, cpuTimesOf, KernelFigures, procFigures } from "../../../bench/kernel-figures";
+import { describeStall, describeStalls, isMachinePause, ownStall, StallAnatomy } from "../../../bench/stall-anatomy";
 
 const busyFor = (ms: number): void => {
     const until = performance.now() + ms;
@@ -13,32 +13,43 @@ const sleep = (ms: number): Promise<unknown> => new Promise((resolve) => setTime
 const onLinux = existsSync(`/proc/self/task/${process.pid}/schedstat`) && existsSync("/proc/stat");
 
 /**
- * A machine of two CPUs whose hypervisor takes CPU 1, the thread's, while `pausing` is set: each
- * read of the steal after such a stretch counts its length on that CPU, as the kernel's would.
+ * A machine of two CPUs whose host stops CPU 1, the thread's, now and then. The thread is always on
+ * its CPU, as schedstat would tell; the CPU's accounted time follows the clock, all of it work, but
+ * for the stops: a stop the host counts as steal shows as such, one it does not leaves time
+ * unaccounted (no scheduler tick came).
  */
-const pausableMachine = (): { figures: () => KernelFigures; pause: (ms: number) => void } => {
-    const steal = [0, 0];
+const pausableMachine = (): {
+    figures: () => KernelFigures;
+    pause: (ms: number, counted: "as steal" | "not at all") => void;
+} => {
+    let stolen = 0;
+    let unaccounted = 0;
+    const cpu = (): CpuTimes => ({ busyMs: performance.now() - stolen - unaccounted, idleMs: 0, stolenMs: stolen });
     return {
         figures: () => ({
-            schedstat: () => undefined,
+            schedstat: () => [performance.now(), 0],
             thread: () => ({ cpu: 1, kernelMs: 0, pageFaults: 0 }),
-            steal: () => [...steal],
+            cpus: () => [{ busyMs: 0, idleMs: performance.now(), stolenMs: 0 }, cpu()],
             close: () => undefined,
         }),
-        pause: (ms) => {
+        pause: (ms, counted) => {
             busyFor(ms);
-            steal[1] += ms;
+            if (counted === "as steal") {
+                stolen += ms;
+            } else {
+                unaccounted += ms;
+            }
         },
     };
 };
 
 describe("the wallets bench's stall anatomy", () => {
-    it("finds the longest stall of the thread and, on Linux, the thread's time on a CPU and the steal within it", async () => {
+    it("finds the longest stall of the thread and, on Linux, its time on a CPU, all of it accounted", async () => {
         const anatomy = new StallAnatomy();
         anatomy.start();
         await sleep(20);
         busyFor(60);
-        await sleep(20);
+        await sleep(40); // the steal is read 30 ms after the stall
         const { longest, longestOwn } = await anatomy.longest();
 
         expect(longest).toBeDefined();
@@ -48,68 +59,96 @@ describe("the wallets bench's stall anatomy", () => {
             expect(longest!.onCpuMs).toBeGreaterThan(0);
             expect(longest!.runQueueMs).toBeGreaterThanOrEqual(0);
             expect(longest!.stolenMs).toBeGreaterThanOrEqual(0);
-            if (longest!.stolenMs! < 30) {
-                // (unless this very machine stood still within the busy loop)
+            if (longest!.stolenMs! < 30 && longest!.untickedMs !== undefined) {
+                // A CPU running the loop took its ticks: what they accounted is what passed, to
+                // the 10 ms steps of /proc/stat (unless this very machine stood still in the loop,
+                // which its steal would say).
+                expect(Math.abs(longest!.untickedMs)).toBeLessThan(20);
                 expect(longestOwn).toEqual(longest);
             }
         }
     });
 
-    it("tells a stall in which the machine stood still from the longest of the process's own making", async () => {
+    it("tells a stall in which the host held the CPU as steal from the longest of the process's own making", async () => {
         const machine = pausableMachine();
         const anatomy = new StallAnatomy(machine.figures);
         anatomy.start();
         await sleep(20);
         busyFor(30); // the process's own
         await sleep(40); // the steal of the stall before is read 30 ms after it
-        machine.pause(80);
+        machine.pause(80, "as steal");
         await sleep(10);
         const stalls = await anatomy.longest();
 
         expect(stalls.longest!.end - stalls.longest!.begin).toBeGreaterThanOrEqual(80);
         expect(stalls.longest!.stolenMs).toBe(80);
+        expect(isMachinePause(stalls.longest!)).toBe(true);
         expect(stalls.longestOwn!.end - stalls.longestOwn!.begin).toBeGreaterThanOrEqual(30);
         expect(stalls.longestOwn).not.toBe(stalls.longest);
         expect(stalls.longestOwn!.stolenMs).toBe(0);
         expect(ownStall(stalls)).toBe(stalls.longestOwn);
         expect(describeStalls(stalls, [])).toMatch(
-            /^\d+\.\d ms: the machine stood still \(collections 0\.0, in the kernel 0 \(0 page faults\), taken by the hypervisor 80\); the longest besides, \d+\.\d ms: collections 0\.0, in the kernel 0 \(0 page faults\)$/,
+            /^\d+\.\d ms: the machine stood still \(collections 0\.0, on a CPU \d+\.\d, .*taken by the hypervisor 80\); the longest besides, \d+\.\d ms: collections 0\.0, on a CPU/,
         );
     });
 
-    it("keeps a stall of the process's own as the longest when the hypervisor took less than half of it", async () => {
+    it("tells a stall in which the thread was on a CPU that took no tick, the host counting no steal", async () => {
         const machine = pausableMachine();
         const anatomy = new StallAnatomy(machine.figures);
         anatomy.start();
         await sleep(20);
-        machine.pause(10);
-        busyFor(50);
-        await sleep(10); // the timer's next tick ends the stall
+        busyFor(30); // the process's own
+        await sleep(40);
+        machine.pause(80, "not at all");
+        await sleep(10);
         const stalls = await anatomy.longest();
 
-        expect(stalls.longest!.stolenMs).toBe(10);
-        expect(ownStall(stalls)).toBe(stalls.longest);
+        expect(stalls.longest!.stolenMs).toBe(0);
+        expect(stalls.longest!.untickedMs).toBeGreaterThanOrEqual(79);
+        expect(isMachinePause(stalls.longest!)).toBe(true);
+        expect(ownStall(stalls)).toBe(stalls.longestOwn);
+        expect(stalls.longestOwn!.untickedMs).toBeLessThan(1);
         expect(describeStalls(stalls, [])).toMatch(
-            /^\d+\.\d ms: collections 0\.0, in the kernel 0 \(0 page faults\), taken by the hypervisor 10$/,
+            /^\d+\.\d ms: the machine stood still \(.*its CPU unaccounted \d+\); the longest besides, /,
         );
     });
 
-    it("reads each CPU's steal from /proc/stat in ms, and the kernel's own figures on Linux", () => {
+    it("keeps a stall of the process's own as the longest when the host took less than half of it", async () => {
+        for (const counted of ["as steal", "not at all"] as const) {
+            const machine = pausableMachine();
+            const anatomy = new StallAnatomy(machine.figures);
+            anatomy.start();
+            await sleep(20);
+            machine.pause(10, counted);
+            busyFor(50);
+            await sleep(10); // the timer's next tick ends the stall
+            const stalls = await anatomy.longest();
+
+            expect(isMachinePause(stalls.longest!)).toBe(false);
+            expect(ownStall(stalls)).toBe(stalls.longest);
+            expect(describeStalls(stalls, [])).not.toMatch(/stood still|besides/);
+        }
+    });
+
+    it("reads each CPU's times from /proc/stat in ms, and the kernel's own figures on Linux", () => {
         const text = [
             "cpu  1142719 568610 224998 2705927 26504 0 38987 6270 0 0",
             "cpu0 544113 287259 108263 1391804 3475 0 19003 3195 0 0",
             "cpu1 598605 281350 116735 1314122 23029 0 19983 3075 0 0",
             "intr 1 2 3",
         ].join("\n");
-        expect(stealOf(text)).toEqual([31950, 30750]);
+        expect(cpuTimesOf(text)).toEqual([
+            { busyMs: (544113 + 287259 + 108263 + 0 + 19003) * 10, idleMs: (1391804 + 3475) * 10, stolenMs: 31950 },
+            { busyMs: (598605 + 281350 + 116735 + 0 + 19983) * 10, idleMs: (1314122 + 23029) * 10, stolenMs: 30750 },
+        ]);
 
         if (onLinux) {
             const figures = procFigures();
             try {
-                expect(figures.steal()!.length).toBeGreaterThan(0);
-                expect(figures.steal()!.every((ms) => Number.isFinite(ms) && ms >= 0)).toBe(true);
+                const cpus = figures.cpus()!;
                 const thread = figures.thread()!;
-                expect(figures.steal()!.length).toBeGreaterThan(thread.cpu);
+                expect(cpus.length).toBeGreaterThan(thread.cpu);
+                expect(cpus.every(({ busyMs, stolenMs }) => busyMs > 0 && stolenMs >= 0)).toBe(true);
                 expect(thread.kernelMs).toBeGreaterThanOrEqual(0);
                 // This test's process faulted its pages in.
                 expect(thread.pageFaults).toBeGreaterThan(0);
