@@ -39,25 +39,23 @@ export interface Stalls {
 
 const lengthOf = (stall: Stall | undefined): number => (stall ? stall.end - stall.begin : 0);
 
-// A CPU's accounted time comes in 10 ms steps, and its figures are read up to 5 ms before a stall:
-// time unaccounted counts only beyond what those can make up.
-const UNTICKED_NOISE_MS = 20;
+// A CPU's accounted time and steal come in 10 ms steps, read up to 5 ms before a stall (and the
+// steal up to 30 ms after it): they count only beyond what those can make up. One step of steal
+// made a 9.4 ms stall "the machine's" once.
+const NOISE_MS = 20;
 
 /**
- * A stall in which the thread's CPU did not run for half of it or more: the hypervisor held it
- * (steal), or the thread was "on" a CPU whose tick never came. The virtual machine stood still,
+ * A stall in which the thread's CPU did not run for half of it or more (and 20 ms at least, beyond
+ * the figures' steps): the hypervisor held it (steal), or the thread was "on" a CPU whose tick
+ * never came. The virtual machine stood still,
  * which no code of the process caused: a 53 ms one under perf had no sample from any thread of the
  * process tree, and schedstat counted it as time on a CPU.
  */
 export const isMachinePause = (stall: Stall): boolean => {
     const half = lengthOf(stall) / 2;
-    const stolen = stall.stolenMs !== undefined && stall.stolenMs >= half;
-    const unticked =
-        stall.onCpuMs !== undefined &&
-        stall.onCpuMs >= half &&
-        stall.untickedMs !== undefined &&
-        stall.untickedMs >= Math.max(half, UNTICKED_NOISE_MS);
-    return stolen || unticked;
+    const beyondNoise = (ms: number | undefined): boolean => ms !== undefined && ms >= Math.max(half, NOISE_MS);
+    const onCpu = stall.onCpuMs !== undefined && stall.onCpuMs >= half;
+    return beyondNoise(stall.stolenMs) || (onCpu && beyondNoise(stall.untickedMs));
 };
 
 // The steal of a pause is accounted by each CPU's next scheduler tick after it: a stall's is read
@@ -249,7 +247,7 @@ export const describeStall = (
     if (stall.stolenMs !== undefined && stall.stolenMs > 0) {
         parts.push(`taken by the hypervisor ${stall.stolenMs.toFixed(0)}`);
     }
-    if (stall.untickedMs !== undefined && stall.untickedMs >= UNTICKED_NOISE_MS) {
+    if (stall.untickedMs !== undefined && stall.untickedMs >= NOISE_MS) {
         parts.push(`its CPU unaccounted ${stall.untickedMs.toFixed(0)}`);
     }
     const length = `${lengthOf(stall).toFixed(1)} ms: `;

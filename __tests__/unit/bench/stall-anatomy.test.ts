@@ -130,6 +130,15 @@ describe("the wallets bench's stall anatomy", () => {
         }
     });
 
+    it("tells the machine's stops only beyond the 10 ms steps of the kernel's figures, and only for a thread on its CPU", () => {
+        expect(isMachinePause({ begin: 0, end: 9.4, stolenMs: 10 })).toBe(false); // one step of steal
+        expect(isMachinePause({ begin: 0, end: 40, stolenMs: 20 })).toBe(true);
+        expect(isMachinePause({ begin: 0, end: 40, onCpuMs: 40, untickedMs: 30 })).toBe(true);
+        expect(isMachinePause({ begin: 0, end: 40, onCpuMs: 40, untickedMs: 10 })).toBe(false);
+        // Asleep: an idle CPU's time is accounted however long it idles; the figure says nothing then.
+        expect(isMachinePause({ begin: 0, end: 40, onCpuMs: 5, untickedMs: 30 })).toBe(false);
+    });
+
     it("reads each CPU's times from /proc/stat in ms, and the kernel's own figures on Linux", () => {
         const text = [
             "cpu  1142719 568610 224998 2705927 26504 0 38987 6270 0 0",
