@@ -445,7 +445,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         );
         rows.push(
             "",
-            `Windows whose longest stall reached ${STALL_LIMIT_MS} ms, each taken apart (the node's collections within it; the node's thread on a CPU and waiting for one, from the kernel's schedstat, which is current to a scheduler tick, a few ms; the rest it slept: in a collection waiting for V8's helper threads, or in the kernel; the time the hypervisor took from the node's CPU, from the kernel's steal in 10 ms steps): ${longWindows.length > 0 ? longWindows.join("; ") : "none"}.`,
+            `Windows whose longest stall reached ${STALL_LIMIT_MS} ms, each taken apart (the node's collections within it; the node's thread on a CPU and waiting for one, from the kernel's schedstat, which is current to a scheduler tick, a few ms; the rest it slept: in a collection waiting for V8's helper threads, or in the kernel; the time the hypervisor took from the node's CPU as steal, and the time its CPU was left unaccounted, no scheduler tick coming while it stood, both from /proc/stat in 10 ms steps): ${longWindows.length > 0 ? longWindows.join("; ") : "none"}.`,
         );
         if (REPEATED_ROUNDS > 0) {
             const over = (stalls: Repeated[]): string =>
@@ -460,7 +460,7 @@ const benchSize = async (size: number): Promise<string[]> => {
         const longestOwn = ownStalls.reduce((longest, stall) => (stall.ms > longest.ms ? stall : longest));
         rows.push(
             "",
-            `The longest stall of the process's own making in a window of the wallet routes (in a window whose longest stall came while the machine stood still, the hypervisor holding the node's CPU for half of it or more, the longest besides): ${longestOwn.ms.toFixed(1)} ms, ${longestOwn.window}.`,
+            `The longest stall of the process's own making in a window of the wallet routes (in a window whose longest stall came while the machine stood still, the node's CPU held by the hypervisor or not running for half of it or more, the longest besides): ${longestOwn.ms.toFixed(1)} ms, ${longestOwn.window}.`,
         );
     } finally {
         collections.stop();
