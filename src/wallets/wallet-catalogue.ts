@@ -5,7 +5,7 @@ import { Worker } from "worker_threads";
 import { PendingAnswers } from "../worker/pending-answers";
 import { spawnWorker } from "../worker/spawn";
 import { withThreadHeap } from "../worker/thread-heap";
-import { forOfSliced, SLICE_MS, yieldPastTimers, yieldToEventLoop } from "./sliced-sort";
+import { forOfSliced, SLICE_MS, stepSome, yieldPastTimers, yieldToEventLoop } from "./sliced-sort";
 import { ListedWallet, toResource, WalletJsonCache } from "./wallet-json";
 import { FromWallets, ToWallets, WalletAnswer, WalletQuestion, WalletThreadState } from "./wallet-messages";
 import { receiveWallet, toTransferable, TransferredWallet, transferWallet } from "./wallet-transfer";
@@ -323,22 +323,19 @@ export class WalletCatalogue {
         // together, each running cold code: 3-5 ms apiece at 100,000 wallets in a CPU profile). An
         // immediate would run the first slice in the same turn, before its timers: it waits for them.
         await yieldPastTimers();
-        let batch: TransferredWallet[] = [];
-        let sliceStart = performance.now();
         // Over the index itself: wallets changed once sent are noted and sent again after. A batch
         // is posted before each pause, so that it never outlives the slice that made it.
-        for (const wallet of walletsOf(this.repository)) {
-            batch.push(transferWallet(wallet));
-            if (batch.length === SYNC_BATCH) {
-                this.post({ kind: "put", wallets: batch });
-                batch = [];
-                if (performance.now() - sliceStart > SLICE_MS) {
-                    await yieldToEventLoop();
-                    sliceStart = performance.now();
-                }
+        const wallets = walletsOf(this.repository)[Symbol.iterator]();
+        let sliceStart = performance.now();
+        for (let sent = false; !sent; ) {
+            const batch: TransferredWallet[] = [];
+            sent = stepSome(wallets, (wallet) => batch.push(transferWallet(wallet)), SYNC_BATCH);
+            this.post({ kind: "put", wallets: batch });
+            if (!sent && performance.now() - sliceStart > SLICE_MS) {
+                await yieldToEventLoop();
+                sliceStart = performance.now();
             }
         }
-        this.post({ kind: "put", wallets: batch });
         // A thread started again meanwhile missed the start: it is sent everything again.
         this.synced = worker !== undefined && this.worker === worker;
     }
