@@ -104,10 +104,9 @@ interface Merging {
  * (stable) sort, then merged pairwise, from one typed array to the other and back. Its loops are in
  * methods called once per slice (the merge's inner one in mergeSome, every MERGE_STEPS elements),
  * not in the async function that awaits between slices: that function, one per sort and hot only
- * through its loops, was compiled by V8's
- * optimizing compiler again and again as each phase and each order came (eight compiles, some 300 ms
- * of V8's helper threads, which run at the node's priority, in the first listing of five orders at
- * 100,000 wallets; `node --trace-opt`).
+ * through its loops, was compiled by V8's optimizing compiler again and again as each phase and each
+ * order came (eight compiles, some 300 ms of V8's helper threads, which run at the node's priority,
+ * in the first listing of five orders at 100,000 wallets; `node --trace-opt`).
  */
 class PositionSort {
     private runsSorted = 0;
