@@ -10,6 +10,7 @@ import { walletRoutesPlugin } from "../src/wallets/wallet-routes";
 import { Collections, describeLongest, Promotions } from "./collections";
 import { CoreApiHost, startCoreApiHost } from "./core-api-host";
 import { ClientHost, formatRow, LoadOptions, LoadResult, percentile, runLoad, startAsker } from "./load";
+import { describeHeapFloor, measureHeapFloor } from "./heap-floor";
 import { describeStalls, ownStall, Span, StallAnatomy } from "./stall-anatomy";
 import { applyBlock as applyBlockTo, WALLETS_PER_BLOCK } from "./wallet-blocks";
 
@@ -105,6 +106,8 @@ const benchSize = async (size: number): Promise<string[]> => {
         const { heapUsed: heap, arrayBuffers } = process.memoryUsage();
         return heap + arrayBuffers;
     };
+    // Alone on the machine, before anything else of this size is built.
+    const heapFloor = describeHeapFloor(size, await measureHeapFloor(size));
     // Its state is built beside ours, on the other core.
     const coreApiHost = CORE_API_IN_SAME_PROCESS ? undefined : startCoreApiHost(size);
     const heapBefore = heapUsed();
@@ -287,6 +290,8 @@ const benchSize = async (size: number): Promise<string[]> => {
     };
     const rows = [
         `Wallet listings, ${size.toLocaleString("en")} wallets in a core-state WalletRepository, concurrency ${LOAD.concurrency}, up to ${LOAD.maxRequests} requests or ${LOAD.maxMs / 1000} s each; during ours a block every ${BLOCK_TIME_MS / 1000} s changes ${WALLETS_PER_BLOCK} wallets; core-api's routes ${CORE_API_IN_SAME_PROCESS ? "in this process, over the same repository" : "in a process of their own, over an equal repository given the same blocks before each comparison"}`,
+        "",
+        heapFloor,
         "",
     ];
     try {

@@ -53,11 +53,14 @@ export interface WalletState {
     coreApiServer(): Promise<Hapi.Server>;
 }
 
+/** A node's wallet state without this plugin: the application and its filled repository. */
+export type BareWalletState = Pick<WalletState, "app" | "repository">;
+
 /**
  * A real core-state WalletRepository (indexers, factory, event dispatcher) in a core-kernel
- * application, filled with synthetic wallets: the state core-api and this plugin both read.
+ * application, filled with synthetic wallets, and nothing of this plugin.
  */
-export const createWalletState = (walletCount: number, seed = 1, threadNiceness = 0): WalletState => {
+export const createBareWalletState = (walletCount: number, seed = 1): BareWalletState => {
     Managers.configManager.setFromPreset("testnet");
     const app = new Application(new Container.Container());
     app.bind(Container.Identifiers.EventDispatcherService).to(Services.Events.MemoryEventDispatcher).inSingletonScope();
@@ -93,7 +96,15 @@ export const createWalletState = (walletCount: number, seed = 1, threadNiceness 
         "blockchain",
     );
     fillRepository(repository, walletCount, seed);
+    return { app, repository };
+};
 
+/**
+ * The same state with this plugin's wallet services wired to it: the state core-api and this
+ * plugin both read.
+ */
+export const createWalletState = (walletCount: number, seed = 1, threadNiceness = 0): WalletState => {
+    const { app, repository } = createBareWalletState(walletCount, seed);
     // The plugin's own wiring: core-api's controller, the catalogue and its invalidation by wallet events.
     const services = createWalletServices(app, threadNiceness);
     if (!services) {
