@@ -1,16 +1,16 @@
 /**
  * The floor under the wallets bench's stalls: a process of its own holding the same core-state
- * repository and nothing of this plugin (no wallet thread, no server, no listener), whose thread
- * only allocates short-lived objects at about the rate it does while it serves our listings, and
- * applies the bench's blocks. What its event loop shows is what a node of that size pays for its
+ * repository and nothing of this plugin running (no wallet thread, no server, no listener), whose
+ * thread only allocates short-lived objects at about the rate it does while it serves our listings,
+ * and applies the bench's blocks. What its event loop shows is what a node of that size pays for its
  * own heap on this machine, whoever allocates.
  *
- * Why it is needed: every young collection of V8 (11.3 in Node 20, 12.4 in Node 22) walks the
- * header of every page of the old generation on the node's thread, to find the pages that hold
- * pointers into the young one. A million wallets keep some 0.9 GB there, 3,500 pages or more, and a
- * page's header costs about a microsecond to reach on this machine (a virtual machine's nested page
- * tables): under `perf` at a million wallets, 91% of the node's thread's samples in young
- * collections fell in that walk.
+ * Why it is needed: every young collection of V8 11.3 (Node 20) walks the header of every page of
+ * the old generation on the node's thread, to find the pages that hold pointers into the young one
+ * (Node 22's collections measure alike). A million wallets keep some 0.9 GB there, 3,500 pages or
+ * more, and a page's header costs about a microsecond to reach on the 2-core virtual machine the
+ * figures come from: under `perf` at a million wallets, 91% of the node's thread's samples in young
+ * collections fell in that walk (docs/performance.md).
  */
 import "reflect-metadata";
 
