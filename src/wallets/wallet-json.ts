@@ -81,37 +81,55 @@ export class WalletJsonCache {
     }
 }
 
-const COMMA = Buffer.from(",");
+const COMMA = 0x2c;
 
 /**
  * The bytes `JSON.stringify(envelope)` writes, for an envelope whose `data` holds wallets written
  * already: its other keys are serialised as JSON.stringify would, in their order, and `data`'s
- * elements are copied in (or written, for those that are not).
+ * elements are copied in (or written, for those that are not). The body is one allocation, sized
+ * before it is filled: a list of parts and their concatenation were 5.6 KB of the node's garbage a
+ * page of 100 (a sampling heap profile), a young collection's worth every 3,000 requests.
  */
 export const writeEnvelope = (envelope: Record<string, unknown> & { data: readonly ListedWallet[] }): Buffer => {
-    const parts: Buffer[] = [];
-    let text = "{";
+    let head = "{";
+    let tail = "";
     let members = 0;
-    const separator = (): string => (members++ === 0 ? "" : ",");
+    let afterData = false;
     for (const key of Object.keys(envelope)) {
-        if (key === "data") {
-            parts.push(Buffer.from(`${text}${separator()}${JSON.stringify(key)}:[`));
-            envelope.data.forEach((wallet, index) => {
-                if (index > 0) {
-                    parts.push(COMMA);
-                }
-                parts.push(
-                    wallet instanceof SerializedWallet ? wallet.json : Buffer.from(JSON.stringify(wallet) ?? "null"),
-                );
-            });
-            text = "]";
+        const value: string | undefined = key === "data" ? "" : JSON.stringify(envelope[key]);
+        if (value === undefined) {
             continue;
         }
-        const value: string | undefined = JSON.stringify(envelope[key]);
-        if (value !== undefined) {
-            text += `${separator()}${JSON.stringify(key)}:${value}`;
+        const member = `${members++ === 0 ? "" : ","}${JSON.stringify(key)}:${key === "data" ? "[" : value}`;
+        if (key === "data") {
+            afterData = true;
+            head += member;
+            tail = "]";
+        } else if (afterData) {
+            tail += member;
+        } else {
+            head += member;
         }
     }
-    parts.push(Buffer.from(`${text}}`));
-    return Buffer.concat(parts);
+    tail += "}";
+    const written = envelope.data.map((wallet) =>
+        wallet instanceof SerializedWallet ? wallet.json : (JSON.stringify(wallet) ?? "null"),
+    );
+    const lengthOf = (part: Buffer | string): number =>
+        typeof part === "string" ? Buffer.byteLength(part) : part.length;
+    const size =
+        Buffer.byteLength(head) +
+        written.reduce((total, part) => total + lengthOf(part), 0) +
+        Math.max(0, written.length - 1) +
+        Buffer.byteLength(tail);
+    const body = Buffer.allocUnsafe(size);
+    let offset = body.write(head);
+    written.forEach((part, index) => {
+        if (index > 0) {
+            body[offset++] = COMMA;
+        }
+        offset += typeof part === "string" ? body.write(part, offset) : part.copy(body, offset);
+    });
+    body.write(tail, offset);
+    return body;
 };

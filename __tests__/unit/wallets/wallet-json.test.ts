@@ -87,6 +87,10 @@ describe("a listing's envelope written around its wallets", () => {
         ["data first, undefined and function values left out", { data: wallets, skipped: undefined, fn: () => 1 }],
         ["an empty page", { meta: { count: 0 }, data: [] }],
         ["keys after data", { meta: {}, data: wallets, extra: ["é", 2] }],
+        [
+            "one wallet, characters of several bytes before it",
+            { meta: { self: "/wallets?username=zoë_ü" }, data: [wallets[0]] },
+        ],
     ];
 
     it.each(envelopes)("%s: the bytes JSON.stringify writes", (_, envelope) => {
@@ -107,5 +111,24 @@ describe("a listing's envelope written around its wallets", () => {
         expect(writeEnvelope(envelope).toString()).toBe(
             JSON.stringify({ meta: { count: 2 }, data: wallets.map((wallet) => toResource(wallet)) }),
         );
+    });
+
+    it("sizes the body by bytes, not characters, where an unwritten wallet holds characters of several bytes", () => {
+        const unicode = walletAt("a-wallet-of-ünïcode", 3);
+        unicode.setAttribute("delegate.username", "zoë_ünïcode_🙂");
+        const listed = [
+            toResource(unicode),
+            cache.serialized(wallets[0].getAddress(), wallets[0]),
+            toResource(unicode),
+        ];
+        const expected = JSON.stringify({
+            data: [toResource(unicode), toResource(wallets[0]), toResource(unicode)],
+            é: 1,
+        });
+
+        const body = writeEnvelope({ data: listed, é: 1 });
+
+        expect(body.toString()).toBe(expected);
+        expect(body.length).toBe(Buffer.byteLength(expected));
     });
 });
