@@ -14,6 +14,7 @@ import Hapi from "@hapi/hapi";
 import Joi from "joi";
 
 import { failValidation } from "../http/validation";
+import { PaginationMemo } from "./pagination-memo";
 import { ListedWallet, SerializedWallet, writeEnvelope } from "./wallet-json";
 import { WalletsController } from "./wallets-controller";
 
@@ -56,6 +57,9 @@ const walletListingQuery = Joi.object()
     .concat(Schemas.pagination);
 
 const lockListingQuery = Joi.object().concat(lockCriteriaSchema).concat(lockSortingSchema).concat(Schemas.pagination);
+
+// Listings whose envelope is kept (pagination-memo.ts): a handful of queries, each page and total asked.
+const KEPT_ENVELOPES = 1024;
 
 const LINKS = ["first", "last", "next", "previous", "self"] as const;
 
@@ -114,14 +118,18 @@ export const walletRoutesPlugin: Hapi.Plugin<WalletRoutes> = {
         // core-api's links are relative to its base path: it strips "/api" from them. Under "/api/v2"
         // the "/v2" goes too, so that the body equals core-api's for the same query.
         const basePathRest = (server.realm.modifiers.route.prefix ?? "").replace(/^\/api/, "");
+        // core-api's Ext changes the response in place, and answers h.continue whatever it did.
+        const envelopes = new PaginationMemo((request, h) => {
+            pagination.onPostHandler(request, h);
+            if (basePathRest) {
+                relativeToBasePath(request, basePathRest);
+            }
+        }, KEPT_ENVELOPES);
         server.ext(
             "onPostHandler",
             (request, h) => {
-                const result = pagination.onPostHandler(request, h);
-                if (basePathRest) {
-                    relativeToBasePath(request, basePathRest);
-                }
-                return writtenListing(request, h) ?? result;
+                envelopes.envelope(request, h);
+                return writtenListing(request, h) ?? h.continue;
             },
             sandboxed,
         );
