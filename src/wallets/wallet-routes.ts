@@ -14,6 +14,7 @@ import Hapi from "@hapi/hapi";
 import Joi from "joi";
 
 import { failValidation } from "../http/validation";
+import { keptValidation, KeptValidation } from "./kept-validation";
 import { PaginationMemo } from "./pagination-memo";
 import { ListedWallet, SerializedWallet, writeEnvelope } from "./wallet-json";
 import { WalletsController } from "./wallets-controller";
@@ -60,6 +61,8 @@ const lockListingQuery = Joi.object().concat(lockCriteriaSchema).concat(lockSort
 
 // Listings whose envelope is kept (pagination-memo.ts): a handful of queries, each page and total asked.
 const KEPT_ENVELOPES = 1024;
+// Wallet listing queries whose validated value is kept (kept-validation.ts).
+const KEPT_QUERIES = 256;
 
 const LINKS = ["first", "last", "next", "previous", "self"] as const;
 
@@ -136,13 +139,14 @@ export const walletRoutesPlugin: Hapi.Plugin<WalletRoutes> = {
 
         const validate = (rules: {
             params?: Joi.ObjectSchema;
-            query?: Joi.ObjectSchema;
+            query?: Joi.ObjectSchema | KeptValidation;
         }): Hapi.RouteOptionsValidate => ({
             ...rules,
             options: { context: { configuration: { plugins: { pagination: { limit: options.maxPageSize } } } } },
             failAction: failValidation,
         });
         const paginated = { pagination: { enabled: true } };
+        const walletListing = keptValidation(walletListingQuery, KEPT_QUERIES);
         const transactionRoute = (path: string, handler: Hapi.Lifecycle.Method): Hapi.ServerRoute => ({
             method: "GET",
             path,
@@ -158,13 +162,13 @@ export const walletRoutesPlugin: Hapi.Plugin<WalletRoutes> = {
                 method: "GET",
                 path: "/wallets",
                 handler: (request) => controller.list(request),
-                options: { validate: validate({ query: walletListingQuery }), plugins: paginated },
+                options: { validate: validate({ query: walletListing }), plugins: paginated },
             },
             {
                 method: "GET",
                 path: "/wallets/top",
                 handler: (request) => controller.list(request),
-                options: { validate: validate({ query: walletListingQuery }), plugins: paginated },
+                options: { validate: validate({ query: walletListing }), plugins: paginated },
             },
             {
                 method: "GET",
