@@ -1,5 +1,7 @@
 import Joi from "joi";
 
+import { MAX_KEPT_QUERY_CHARS } from "./pagination-memo";
+
 /** A route's validation as Hapi takes it in place of a schema: the value as validated, or a throw. */
 export type KeptValidation = (value: unknown, options: Joi.ValidationOptions) => Promise<unknown>;
 
@@ -46,6 +48,9 @@ export const keptValidation = (schema: Joi.Schema, capacity: number): KeptValida
             key = JSON.stringify(value);
         } catch {
             key = undefined; // not plain data: validated as it is, never kept
+        }
+        if (key !== undefined && key.length > MAX_KEPT_QUERY_CHARS) {
+            key = undefined; // a long query is validated every time: a client inventing them fills nothing
         }
         if (key !== undefined && kept.has(key)) {
             return copyOf(kept.get(key));

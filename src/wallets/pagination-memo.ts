@@ -8,6 +8,12 @@ interface ListingSource {
     response?: unknown;
 }
 
+/**
+ * A listing asked with a longer path and query is paginated every time, never kept: its links repeat
+ * its query five times, and a client inventing long queries would otherwise fill the node's heap.
+ */
+export const MAX_KEPT_QUERY_CHARS = 1024;
+
 /** The envelope's `meta` as a listing answered it, for the same query, total and page size. */
 type Meta = Record<string, unknown>;
 
@@ -72,7 +78,13 @@ export class PaginationMemo {
     /** The inputs of the envelope's meta, or undefined where core-api's Ext would read more. */
     private keyOf(request: Hapi.Request, source: ListingSource): string | undefined {
         const { results, totalCount, meta, response } = source;
-        if (!Array.isArray(results) || response !== undefined || typeof totalCount !== "number") {
+        const query = `${request.url.pathname}${request.url.search}`;
+        if (
+            !Array.isArray(results) ||
+            response !== undefined ||
+            typeof totalCount !== "number" ||
+            query.length > MAX_KEPT_QUERY_CHARS
+        ) {
             return undefined;
         }
         let listingMeta: string | undefined;
@@ -81,7 +93,7 @@ export class PaginationMemo {
         } catch {
             return undefined; // not plain data: core-api's Ext copies it as it is
         }
-        return `${request.url.pathname}${request.url.search}\n${totalCount}\n${results.length}\n${listingMeta}`;
+        return `${query}\n${totalCount}\n${results.length}\n${listingMeta}`;
     }
 
     private isEnvelopeOf(source: ListingSource | undefined, results: unknown): source is { meta: Meta } {

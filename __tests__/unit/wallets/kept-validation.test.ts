@@ -2,6 +2,7 @@ import { Utils } from "@arkecosystem/crypto";
 import Joi from "joi";
 
 import { keptValidation } from "../../../src/wallets/kept-validation";
+import { MAX_KEPT_QUERY_CHARS } from "../../../src/wallets/pagination-memo";
 
 /** A listing-like schema that counts the values it validated. */
 const countingSchema = (): { schema: Joi.ObjectSchema; validated: () => number } => {
@@ -75,5 +76,15 @@ describe("a listing's query validated once for each query as written", () => {
         }
 
         expect(validated()).toBe(4); // 1, 2, 3 validated, 3 kept, 1 dropped and validated again
+    });
+
+    it("validates a long query every time, and keeps nothing of it", async () => {
+        const { schema, validated } = countingSchema();
+        const validate = keptValidation(schema, 8);
+        const query = { address: ["x".repeat(MAX_KEPT_QUERY_CHARS)] };
+
+        await validate(query, options);
+        expect(await validate(query, options)).toEqual({ ...query, page: 1, limit: 100 });
+        expect(validated()).toBe(2);
     });
 });

@@ -2,7 +2,7 @@ import { Ext as PaginationExt } from "@arkecosystem/core-api/dist/plugins/pagina
 import Boom from "@hapi/boom";
 import Hapi from "@hapi/hapi";
 
-import { PaginationMemo } from "../../../src/wallets/pagination-memo";
+import { MAX_KEPT_QUERY_CHARS, PaginationMemo } from "../../../src/wallets/pagination-memo";
 
 interface Listing {
     results: unknown[];
@@ -126,5 +126,21 @@ describe("core-api's pagination envelope, kept per listing", () => {
 
         expect(memo.size).toBe(2);
         expect(paginated()).toBe(4); // pages 1-3 written, page 3 kept, page 1 dropped and written again
+    });
+
+    it("writes the envelope of a listing asked with a long query every time, and keeps nothing of it", async () => {
+        const { server, memo, paginated, answer } = await serverWith(8);
+        answer(listingOf(1, 3));
+        const long = `/api/things?limit=1&username=${"x".repeat(MAX_KEPT_QUERY_CHARS)}`;
+
+        const first = await get(server, long);
+        const second = await get(server, long);
+
+        expect(second).toEqual(first);
+        expect(JSON.parse(first.body).meta.self).toBe(
+            `/things?limit=1&username=${"x".repeat(MAX_KEPT_QUERY_CHARS)}&page=1`,
+        );
+        expect(memo.size).toBe(0);
+        expect(paginated()).toBe(2);
     });
 });
