@@ -1,11 +1,19 @@
 import Hapi from "@hapi/hapi";
 
-/** A listing handler's answer, before core-api's pagination puts it into its envelope. */
+/** A listing handler's answer, before core-api's pagination puts it into its envelope (and after). */
 interface ListingSource {
     results?: unknown;
     totalCount?: unknown;
     meta?: unknown;
     response?: unknown;
+    data?: unknown;
+}
+
+/** A response whose source is replaced in place, as core-api's Ext does (Hapi types it read-only). */
+interface ReplaceableResponse {
+    source: unknown;
+    statusCode: number;
+    isBoom?: boolean;
 }
 
 /**
@@ -17,14 +25,14 @@ export const MAX_KEPT_QUERY_CHARS = 1024;
 /** The envelope's `meta` as a listing answered it, for the same query, total and page size. */
 type Meta = Record<string, unknown>;
 
-const sourceOf = (request: Hapi.Request): ListingSource | undefined => {
-    const response = request.response as (Hapi.ResponseObject & { isBoom?: boolean }) | null;
-    const status = response?.isBoom ? undefined : response?.statusCode;
-    if (!response || status === undefined || status < 200 || status > 299) {
+/** The response of a request answered with success, and its source where it is an object. */
+const listingOf = (request: Hapi.Request): { response: ReplaceableResponse; source: ListingSource } | undefined => {
+    const response: ReplaceableResponse | null = request.response as Hapi.ResponseObject | null;
+    if (!response || response.isBoom || response.statusCode < 200 || response.statusCode > 299) {
         return undefined;
     }
     const source = response.source as ListingSource | null;
-    return typeof source === "object" && source !== null && !Array.isArray(source) ? source : undefined;
+    return typeof source === "object" && source !== null && !Array.isArray(source) ? { response, source } : undefined;
 };
 
 /**
@@ -52,20 +60,21 @@ export class PaginationMemo {
 
     /** Puts the response's listing into core-api's envelope, as `paginate` does. */
     public envelope(request: Hapi.Request, h: Hapi.ResponseToolkit): void {
-        const source = sourceOf(request);
-        const key = source && this.keyOf(request, source);
-        if (key === undefined || source === undefined) {
+        const listing = listingOf(request);
+        const key = listing && this.keyOf(request, listing.source);
+        if (key === undefined || listing === undefined) {
             this.paginate(request, h);
             return;
         }
+        const { response, source } = listing;
         const meta = this.metas.get(key);
         if (meta) {
             // As core-api's Ext does: the response keeps its status and headers, its source replaced.
-            (request.response as unknown as { source: unknown }).source = { meta: { ...meta }, data: source.results };
+            response.source = { meta: { ...meta }, data: source.results };
             return;
         }
         this.paginate(request, h);
-        const paginated = sourceOf(request);
+        const paginated = listingOf(request)?.source;
         if (paginated === source || !this.isEnvelopeOf(paginated, source.results)) {
             return; // not a listing core-api's Ext paginates: nothing to keep
         }
@@ -102,7 +111,7 @@ export class PaginationMemo {
             Object.keys(source).join() === "meta,data" &&
             typeof source.meta === "object" &&
             source.meta !== null &&
-            (source as { data?: unknown }).data === results
+            source.data === results
         );
     }
 }
