@@ -42,3 +42,40 @@ describe("a thread's young generation floor", () => {
         expect(await youngGenerationOf(start())).toBeLessThan(16 * MB);
     });
 });
+
+// Keeps some 120 MB of small objects, then tells how many full collections its heap had meanwhile.
+const COUNTS_ITS_FULL_COLLECTIONS = `
+const { constants, PerformanceObserver } = require("perf_hooks");
+const { parentPort } = require("worker_threads");
+let full = 0;
+new PerformanceObserver((list) => {
+    full += list.getEntries().filter((entry) => entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR).length;
+}).observe({ entryTypes: ["gc"] });
+const kept = [];
+for (let index = 0; index < 1500000; index++) {
+    kept.push({ index, name: "wallet " + index, values: [index, index * 2] });
+}
+globalThis.kept = kept;
+setTimeout(() => parentPort.postMessage(full), 100);
+`;
+
+const fullCollectionsOf = (worker: Worker): Promise<number> =>
+    new Promise((resolve, reject) => {
+        worker.once("message", (count: number) => {
+            resolve(count);
+            void worker.terminate();
+        });
+        worker.once("error", reject);
+    });
+
+describe("a thread's initial old generation", () => {
+    it("lets the thread grow to it before its first full collection; the threads after it start as V8 starts them", async () => {
+        const count = (): Worker => new Worker(COUNTS_ITS_FULL_COLLECTIONS, { eval: true });
+        const before = await fullCollectionsOf(count());
+        const sized = await fullCollectionsOf(withThreadHeap({ initialOldGenerationMb: 1024 }, count));
+        const after = await fullCollectionsOf(count());
+        expect(before).toBeGreaterThan(0);
+        expect(sized).toBe(0);
+        expect(after).toBeGreaterThan(0);
+    });
+});

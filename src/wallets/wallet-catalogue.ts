@@ -72,6 +72,10 @@ const SYNC_BATCH = 256;
 // The wallet thread's heap (see worker/thread-heap.ts): a young generation never below V8's
 // largest, and no memory reducer, its heap being the lists' live data.
 const WALLET_THREAD_HEAP = { youngGenerationFloorMb: 16, memoryReducer: false };
+// What the thread holds per wallet once its lists are built, rounded up: 726 B at a million
+// wallets in the benchmark, and the numbers of a few lists beside (some 30 B a wallet each). Its
+// old generation is sized for that before its first full collection (see worker/thread-heap.ts).
+const THREAD_BYTES_PER_WALLET = 1024;
 // Addresses asked about in one message when the repository holds wallets the thread may not.
 const UNKNOWN_BATCH = 10_000;
 // Wallets kept written as JSON: a hundred pages of the largest size, a few megabytes.
@@ -407,7 +411,8 @@ export class WalletCatalogue {
 
     /** The wallet thread, started when first needed and again after it stopped unexpectedly. */
     private startThread(): Worker {
-        const worker = withThreadHeap(WALLET_THREAD_HEAP, () =>
+        const initialOldGenerationMb = (repositorySize(this.repository) * THREAD_BYTES_PER_WALLET) / 2 ** 20;
+        const worker = withThreadHeap({ ...WALLET_THREAD_HEAP, initialOldGenerationMb }, () =>
             spawnWorker("wallet-thread", undefined, __dirname, this.options.threadNiceness),
         );
         worker.on("message", (message: FromWallets) => {

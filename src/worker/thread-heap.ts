@@ -7,6 +7,8 @@ export interface ThreadHeap {
     youngGenerationFloorMb?: number;
     /** false: no memory reducer (see withThreadHeap). */
     memoryReducer?: boolean;
+    /** How large its old generation may grow before its first full collection, in MB. */
+    initialOldGenerationMb?: number;
 }
 
 /** The node's own value of a V8 flag, from its command line or NODE_OPTIONS, last one wins. */
@@ -41,6 +43,11 @@ const asFlag = (name: string, value: string): string =>
  * memory back. A thread whose heap is nearly all live data (the wallet lists: 0.8 GB at a million
  * wallets, of which such a collection freed 1-3%) pays some 0.6 s of marking for it each time,
  * on those same helper threads, at the node's priority.
+ *
+ * The initial old generation: a heap that grows from nothing to what it will hold (the wallet lists:
+ * half a gigabyte at a million wallets, built in some 20 s) is fully collected each time it doubles
+ * or so, each time marking all it holds so far on those helper threads; sized for what it is about
+ * to hold, it is first collected once it holds it.
  */
 export const withThreadHeap = (heap: ThreadHeap, start: () => Worker): Worker => {
     const flags: Array<{ name: string; forWorker: string; nodes: string }> = [];
@@ -50,6 +57,16 @@ export const withThreadHeap = (heap: ThreadHeap, start: () => Worker): Worker =>
             flags.push({
                 name: "min-semi-space-size",
                 forWorker: String(heap.youngGenerationFloorMb),
+                nodes: String(nodes),
+            });
+        }
+    }
+    if (heap.initialOldGenerationMb !== undefined) {
+        const nodes = Number(nodesFlag("initial-old-space-size") ?? 0);
+        if (heap.initialOldGenerationMb > nodes) {
+            flags.push({
+                name: "initial-old-space-size",
+                forWorker: String(Math.ceil(heap.initialOldGenerationMb)),
                 nodes: String(nodes),
             });
         }
