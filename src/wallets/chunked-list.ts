@@ -1,4 +1,4 @@
-import { ListOrder, UNDECIDED } from "./sort-keys";
+import { KeyNumbers, keyRoom, ListOrder, UNDECIDED } from "./sort-keys";
 
 // A million pointers copied costs some 30 ms: a list is kept in chunks, so that a change touches
 // one chunk and a page is cut without copying the rest. Each change moves half a chunk's items and
@@ -10,13 +10,10 @@ const MAX_CHUNK = 2 * CHUNK;
 // Room added to a chunk's numbers when it is full, in items.
 const GROWTH = 32;
 
-/**
- * Items in order, and beside them their order's numbers, `stride` per item. The numbers live in a
- * typed array: outside the JavaScript heap, so the collector neither copies nor marks them.
- */
+/** Items in order, and beside them their order's numbers, `stride` per item. */
 export interface Chunk<T> {
     items: T[];
-    keys: Float64Array;
+    keys: KeyNumbers;
 }
 
 /**
@@ -28,14 +25,20 @@ export interface Chunk<T> {
 export const chunkWithRoom = <T>(
     size: number,
     stride: number,
-    fill: (items: T[], keys: Float64Array) => void,
+    fill: (items: T[], keys: KeyNumbers) => void,
 ): Chunk<T> => {
     const items = new Array<T>(size + GROWTH);
-    const keys = new Float64Array((size + GROWTH) * stride);
+    const keys = keyRoom((size + GROWTH) * stride);
     fill(items, keys);
     // Shortened by less than half, an array keeps its storage (V8 trims only beyond that).
     items.length = size;
     return { items, keys };
+};
+
+const copyKeys = (from: KeyNumbers, fromAt: number, to: KeyNumbers, toAt: number, count: number): void => {
+    for (let index = 0; index < count; index++) {
+        to[toAt + index] = from[fromAt + index];
+    }
 };
 
 /**
@@ -44,14 +47,14 @@ export const chunkWithRoom = <T>(
  */
 export class ChunkedList<T> {
     private starts: number[] | undefined;
-    private readonly probe: Float64Array;
+    private readonly probe: KeyNumbers;
 
     private constructor(
         private readonly order: ListOrder<T>,
         private readonly chunks: Chunk<T>[],
         private count: number,
     ) {
-        this.probe = new Float64Array(order.stride);
+        this.probe = keyRoom(order.stride);
     }
 
     /** From sorted, non-empty chunks of at most CHUNK items each; the caller hands them over. */
@@ -90,7 +93,9 @@ export class ChunkedList<T> {
         const probe = this.probe;
         this.order.keysOf(item, probe, 0);
         if (this.chunks.length === 0) {
-            this.chunks.push({ items: [item], keys: Float64Array.from(probe) });
+            const keys = keyRoom((1 + GROWTH) * stride);
+            copyKeys(probe, 0, keys, 0, stride);
+            this.chunks.push({ items: [item], keys });
         } else {
             const chunkIndex = this.firstChunkEndingAfter(item, (order) => order > 0);
             const chunk = this.chunks[chunkIndex];
@@ -105,17 +110,15 @@ export class ChunkedList<T> {
             }
             const used = chunk.items.length * stride;
             if (used + stride > chunk.keys.length) {
-                const grown = new Float64Array(used + GROWTH * stride);
-                grown.set(chunk.keys.subarray(0, used));
-                chunk.keys = grown;
+                chunk.keys.push(...keyRoom(GROWTH * stride));
             }
             chunk.keys.copyWithin((low + 1) * stride, low * stride, used);
-            chunk.keys.set(probe, low * stride);
+            copyKeys(probe, 0, chunk.keys, low * stride, stride);
             chunk.items.splice(low, 0, item);
             if (chunk.items.length > MAX_CHUNK) {
                 const rest = chunk.items.splice(CHUNK);
-                const restKeys = new Float64Array((rest.length + GROWTH) * stride);
-                restKeys.set(chunk.keys.subarray(CHUNK * stride, (CHUNK + rest.length) * stride));
+                const restKeys = keyRoom((rest.length + GROWTH) * stride);
+                copyKeys(chunk.keys, CHUNK * stride, restKeys, 0, rest.length * stride);
                 this.chunks.splice(chunkIndex + 1, 0, { items: rest, keys: restKeys });
             }
         }

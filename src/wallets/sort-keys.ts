@@ -7,6 +7,27 @@ import { pathReader } from "./wallet-order";
 export const UNDECIDED = 2;
 
 /**
+ * Numbers drawn from items, `stride` per item, beside a list's chunks and in the scratch a list is
+ * sorted in: a plain array of doubles, which V8 keeps unboxed in one object of the heap that its
+ * collector copies as bytes and marks without reading. Not a typed array: V8 counts a typed array's
+ * memory as external, and every 64 MB of it allocated since the heap's last full collection starts
+ * a marking of the whole heap ("external memory pressure"). A million wallets' lists keep some 30 MB
+ * of numbers each: in typed arrays, one first listing of four orders started three markings of the
+ * wallet thread's half-gigabyte heap (`--trace-incremental-marking`), each about a second of V8's
+ * helper threads, which the node's thread shares at its own priority.
+ */
+export type KeyNumbers = number[];
+
+/** Room for `length` numbers, held as doubles from the start (its first value is not an integer). */
+export const keyRoom = (length: number): KeyNumbers => new Array<number>(length).fill(0.5);
+
+/** Where numbers are written and compared: KeyNumbers, or a typed array. */
+export interface KeyRow {
+    [index: number]: number;
+    readonly length: number;
+}
+
+/**
  * How a list orders its items: first by numbers drawn from each item once and kept beside it in
  * the list (contiguous, so a binary search over a million wallets reads a few cache lines instead
  * of chasing four pointers per comparison), then by the items themselves where the numbers are
@@ -16,9 +37,9 @@ export interface ListOrder<T> {
     /** Numbers per item. */
     readonly stride: number;
     /** Writes the item's `stride` numbers into `into` from `at`. */
-    keysOf(item: T, into: Float64Array, at: number): void;
+    keysOf(item: T, into: KeyRow, at: number): void;
     /** -1, 0 or 1 by the numbers at `leftAt` and `rightAt`, or UNDECIDED. */
-    compareKeys(left: Float64Array, leftAt: number, right: Float64Array, rightAt: number): number;
+    compareKeys(left: KeyRow, leftAt: number, right: KeyRow, rightAt: number): number;
     /** The exact order (core-api's). */
     compare(left: T, right: T): number;
 }
@@ -149,7 +170,7 @@ export class WalletListOrder<T> implements ListOrder<T> {
         this.stride = this.keys.length + 2;
     }
 
-    public keysOf(item: T, into: Float64Array, at: number): void {
+    public keysOf(item: T, into: KeyRow, at: number): void {
         const values = this.valuesOf(item);
         let inexact = 0;
         for (let index = 0; index < this.keys.length; index++) {
@@ -176,7 +197,7 @@ export class WalletListOrder<T> implements ListOrder<T> {
         into[at + this.keys.length + 1] = this.sequenceOf(item);
     }
 
-    public compareKeys(left: Float64Array, leftAt: number, right: Float64Array, rightAt: number): number {
+    public compareKeys(left: KeyRow, leftAt: number, right: KeyRow, rightAt: number): number {
         if (this.mixed) {
             return UNDECIDED;
         }

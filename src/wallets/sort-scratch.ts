@@ -1,3 +1,5 @@
+import { KeyNumbers, keyRoom } from "./sort-keys";
+
 // Room added when the scratch grows, as a share of what was asked: a few wallets more than at the
 // last sort do not allocate it again.
 const HEADROOM = 1 / 8;
@@ -10,16 +12,18 @@ const withRoom = (length: number): number => Math.ceil(length * (1 + HEADROOM));
  * collection ("external memory pressure"): at a million wallets, five lists sorted at once in
  * arrays of their own (a few MB of numbers and positions each) started four markings of the
  * wallet thread's half-gigabyte heap in 18 s, on the helper threads the node's thread shares.
- * Kept, the scratch is allocated once; lists are sorted one at a time to share it.
+ * Kept, the scratch is allocated once; lists are sorted one at a time to share it. Its numbers are
+ * in the heap (see KeyNumbers): an order of more keys than the last one grows them, and the 30-40
+ * MB so replaced counted as external memory started a marking of its own.
  */
 export class SortScratch {
-    private keys = new Float64Array(0);
+    private keys: KeyNumbers = [];
     private positions: [Int32Array, Int32Array] = [new Int32Array(0), new Int32Array(0)];
 
     /** Room for `count` items' `stride` numbers each, from 0; what it held before is left in it. */
-    public keysFor(count: number, stride: number): Float64Array {
+    public keysFor(count: number, stride: number): KeyNumbers {
         if (this.keys.length < count * stride) {
-            this.keys = new Float64Array(withRoom(count * stride));
+            this.keys = keyRoom(withRoom(count * stride));
         }
         return this.keys;
     }
