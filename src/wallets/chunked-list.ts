@@ -35,6 +35,22 @@ export const chunkWithRoom = <T>(
     return { items, keys };
 };
 
+/**
+ * `keys.copyWithin(target, start, end)`: V8's `copyWithin` on a plain array takes each element through
+ * the generic property path, 19-29 µs for a chunk's 450 numbers against 0.5 for this loop.
+ */
+const moveKeys = (keys: KeyNumbers, target: number, start: number, end: number): void => {
+    if (target > start) {
+        for (let index = end - 1; index >= start; index--) {
+            keys[target + index - start] = keys[index];
+        }
+    } else {
+        for (let index = start; index < end; index++) {
+            keys[target + index - start] = keys[index];
+        }
+    }
+};
+
 const copyKeys = (from: KeyNumbers, fromAt: number, to: KeyNumbers, toAt: number, count: number): void => {
     for (let index = 0; index < count; index++) {
         to[toAt + index] = from[fromAt + index];
@@ -112,7 +128,7 @@ export class ChunkedList<T> {
             if (used + stride > chunk.keys.length) {
                 chunk.keys.push(...keyRoom(GROWTH * stride));
             }
-            chunk.keys.copyWithin((low + 1) * stride, low * stride, used);
+            moveKeys(chunk.keys, (low + 1) * stride, low * stride, used);
             copyKeys(probe, 0, chunk.keys, low * stride, stride);
             chunk.items.splice(low, 0, item);
             if (chunk.items.length > MAX_CHUNK) {
@@ -150,7 +166,7 @@ export class ChunkedList<T> {
             }
             for (let index = low; index < chunk.items.length; index++) {
                 if (chunk.items[index] === item) {
-                    chunk.keys.copyWithin(index * stride, (index + 1) * stride, chunk.items.length * stride);
+                    moveKeys(chunk.keys, index * stride, (index + 1) * stride, chunk.items.length * stride);
                     chunk.items.splice(index, 1);
                     if (chunk.items.length === 0) {
                         this.chunks.splice(chunkIndex, 1);
