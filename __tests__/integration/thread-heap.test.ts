@@ -11,7 +11,8 @@ const { parentPort } = require("worker_threads");
 parentPort.postMessage(getHeapSpaceStatistics().find((space) => space.space_name === "new_space").space_size);
 `;
 
-const youngGenerationOf = (worker: Worker): Promise<number> =>
+/** The number the thread posts first; the thread is ended then. */
+const toldBy = (worker: Worker): Promise<number> =>
     new Promise((resolve, reject) => {
         worker.once("message", (size: number) => {
             resolve(size);
@@ -24,9 +25,9 @@ const start = (): Worker => new Worker(TELLS_ITS_YOUNG_GENERATION, { eval: true 
 
 describe("a thread's young generation floor", () => {
     it("starts the thread with a young generation of at least the floor, and the threads after it without the floor", async () => {
-        const before = await youngGenerationOf(start());
-        const floored = await youngGenerationOf(withThreadHeap({ youngGenerationFloorMb: 16 }, start));
-        const after = await youngGenerationOf(start());
+        const before = await toldBy(start());
+        const floored = await toldBy(withThreadHeap({ youngGenerationFloorMb: 16 }, start));
+        const after = await toldBy(start());
         // V8 starts a young generation at a few megabytes and grows it only as its objects survive.
         expect(before).toBeLessThan(16 * MB);
         expect(floored).toBeGreaterThanOrEqual(16 * MB);
@@ -39,7 +40,7 @@ describe("a thread's young generation floor", () => {
             () => new Worker("throw new Error('no start')", { eval: true }),
         );
         await expect(new Promise((_resolve, reject) => failing.once("error", reject))).rejects.toThrow("no start");
-        expect(await youngGenerationOf(start())).toBeLessThan(16 * MB);
+        expect(await toldBy(start())).toBeLessThan(16 * MB);
     });
 });
 
@@ -59,21 +60,12 @@ globalThis.kept = kept;
 setTimeout(() => parentPort.postMessage(full), 100);
 `;
 
-const fullCollectionsOf = (worker: Worker): Promise<number> =>
-    new Promise((resolve, reject) => {
-        worker.once("message", (count: number) => {
-            resolve(count);
-            void worker.terminate();
-        });
-        worker.once("error", reject);
-    });
-
 describe("a thread's initial old generation", () => {
     it("lets the thread grow to it before its first full collection; the threads after it start as V8 starts them", async () => {
         const count = (): Worker => new Worker(COUNTS_ITS_FULL_COLLECTIONS, { eval: true });
-        const before = await fullCollectionsOf(count());
-        const sized = await fullCollectionsOf(withThreadHeap({ initialOldGenerationMb: 1024 }, count));
-        const after = await fullCollectionsOf(count());
+        const before = await toldBy(count());
+        const sized = await toldBy(withThreadHeap({ initialOldGenerationMb: 1024 }, count));
+        const after = await toldBy(count());
         expect(before).toBeGreaterThan(0);
         expect(sized).toBe(0);
         expect(after).toBeGreaterThan(0);
