@@ -47,7 +47,8 @@ const asFlag = (name: string, value: string): string =>
  * The initial old generation: a heap that grows from nothing to what it will hold (the wallet lists:
  * half a gigabyte at a million wallets, built in some 20 s) is fully collected each time it doubles
  * or so, each time marking all it holds so far on those helper threads; sized for what it is about
- * to hold, it is first collected once it holds it.
+ * to hold, it is collected far fewer times on the way (none in a first listing at a million wallets
+ * on Node 20).
  */
 export const withThreadHeap = (heap: ThreadHeap, start: () => Worker): Worker => {
     const flags: Array<{ name: string; forWorker: string; nodes: string }> = [];
