@@ -44,7 +44,7 @@ describe("a thread's young generation floor", () => {
     });
 });
 
-// Keeps some 120 MB of small objects, then tells how many full collections its heap had meanwhile.
+// Keeps 1.5 million small objects, then tells how many full collections its heap had meanwhile.
 const COUNTS_ITS_FULL_COLLECTIONS = `
 const { constants, PerformanceObserver } = require("perf_hooks");
 const { parentPort } = require("worker_threads");

@@ -109,9 +109,12 @@ export class ChunkedList<T> {
         const probe = this.probe;
         this.order.keysOf(item, probe, 0);
         if (this.chunks.length === 0) {
-            const keys = keyRoom((1 + GROWTH) * stride);
-            copyKeys(probe, 0, keys, 0, stride);
-            this.chunks.push({ items: [item], keys });
+            this.chunks.push(
+                chunkWithRoom<T>(1, stride, (items, keys) => {
+                    items[0] = item;
+                    copyKeys(probe, 0, keys, 0, stride);
+                }),
+            );
         } else {
             const chunkIndex = this.firstChunkEndingAfter(item, (order) => order > 0);
             const chunk = this.chunks[chunkIndex];
@@ -133,9 +136,11 @@ export class ChunkedList<T> {
             chunk.items.splice(low, 0, item);
             if (chunk.items.length > MAX_CHUNK) {
                 const rest = chunk.items.splice(CHUNK);
-                const restKeys = keyRoom((rest.length + GROWTH) * stride);
-                copyKeys(chunk.keys, CHUNK * stride, restKeys, 0, rest.length * stride);
-                this.chunks.splice(chunkIndex + 1, 0, { items: rest, keys: restKeys });
+                const restChunk = chunkWithRoom<T>(rest.length, stride, (items, keys) => {
+                    rest.forEach((restItem, index) => (items[index] = restItem));
+                    copyKeys(chunk.keys, CHUNK * stride, keys, 0, rest.length * stride);
+                });
+                this.chunks.splice(chunkIndex + 1, 0, restChunk);
             }
         }
         this.count++;
