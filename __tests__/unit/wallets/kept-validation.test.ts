@@ -87,4 +87,31 @@ describe("a listing's query validated once for each query as written", () => {
         expect(await validate(query, options)).toEqual({ ...query, page: 1, limit: 100 });
         expect(validated()).toBe(2);
     });
+
+    it("validates new queries asked together one turn of the event loop apart, and answers a kept one in the turn it asked", async () => {
+        const turnsOfValidations: number[] = [];
+        let turn = 0;
+        let counting = true;
+        const countTurns = (): void => {
+            turn++;
+            if (counting) {
+                setImmediate(countTurns);
+            }
+        };
+        setImmediate(countTurns);
+        const schema = Joi.object({ page: Joi.number() }).custom((value: unknown) => {
+            turnsOfValidations.push(turn);
+            return value;
+        });
+        const validate = keptValidation(schema, 8);
+
+        await Promise.all(["1", "2", "3"].map((page) => validate({ page }, options)));
+        const turnAsked = turn;
+        await validate({ page: "2" }, options);
+        const turnAnswered = turn;
+        counting = false;
+
+        expect(new Set(turnsOfValidations).size).toBe(3);
+        expect(turnAnswered).toBe(turnAsked);
+    });
 });
