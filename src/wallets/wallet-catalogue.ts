@@ -292,6 +292,11 @@ export class WalletCatalogue {
     }
 
     private async catchUpOnce(): Promise<void> {
+        if (!this.worker) {
+            // Starting a thread costs the node's thread 2-3 ms: not in the turn of the request that
+            // asked, which validated and routed it (and, on a first listing, others with it).
+            await yieldToEventLoop();
+        }
         if (this.disposed) {
             throw new Error("the wallet listings are stopped");
         }
