@@ -1,6 +1,3 @@
-import { execFile } from "child_process";
-import { resolve } from "path";
-import { promisify } from "util";
 import { Worker } from "worker_threads";
 
 import { withThreadHeap } from "../../src/worker/thread-heap";
@@ -72,40 +69,5 @@ describe("a thread's initial old generation", () => {
         // Node 20 (V8 11.3): 2, 0, 2; Node 22 (V8 12.4) still collects once: 2, 1, 2.
         expect(sized).toBeLessThan(before);
         expect(after).toBeGreaterThan(sized);
-    });
-});
-
-// A process that runs one hot function in a thread started with the compiler on the thread, then
-// another in a thread started as V8 starts them; V8's --trace-opt says how each was compiled.
-const COMPILES_IN_TWO_THREADS = `
-const { Worker } = require("worker_threads");
-const { withThreadHeap } = require(${JSON.stringify(resolve(__dirname, "../../src/worker/thread-heap"))});
-const hot = (name) => \`function \${name}(n) { let s = 0; for (let i = 0; i < n; i++) { s += i % 7; } return s; }
-let total = 0;
-for (let i = 0; i < 3000; i++) { total += \${name}(10000); }
-require("worker_threads").parentPort.postMessage(total);\`;
-const ran = (worker) => new Promise((done) => worker.once("message", () => worker.terminate().then(done)));
-(async () => {
-    await ran(withThreadHeap({ concurrentCompilation: false }, () => new Worker(hot("onItsThread"), { eval: true })));
-    await ran(new Worker(hot("onHelpers"), { eval: true }));
-})();
-`;
-
-describe("a thread's optimizing compiler", () => {
-    it("compiles on the thread itself when asked, and on V8's helper threads for the threads after it", async () => {
-        const { stdout } = await promisify(execFile)(
-            process.execPath,
-            ["--trace-opt", "-r", "ts-node/register/transpile-only", "-e", COMPILES_IN_TWO_THREADS],
-            { cwd: resolve(__dirname, "../.."), maxBuffer: 64 * MB },
-        );
-        const modes = (name: string): string[] =>
-            stdout
-                .split("\n")
-                .filter((line) => line.startsWith("[compiling method") && line.includes(`<JSFunction ${name} `))
-                .map((line) => /mode: ConcurrencyMode::(\w+)/.exec(line)?.[1] ?? line);
-        expect(modes("onItsThread")).not.toHaveLength(0);
-        expect(new Set(modes("onItsThread"))).toEqual(new Set(["kSynchronous"]));
-        expect(modes("onHelpers")).not.toHaveLength(0);
-        expect(new Set(modes("onHelpers"))).toEqual(new Set(["kConcurrent"]));
     });
 });

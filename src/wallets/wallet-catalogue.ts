@@ -70,9 +70,8 @@ const EXACT_COUNT: Readonly<{ totalCountIsEstimate: false }> = Object.freeze({ t
 // on the node's thread (some 2.3 µs a wallet), so a message is kept small enough to fit a slice.
 const SYNC_BATCH = 256;
 // The wallet thread's heap (see worker/thread-heap.ts): a young generation never below V8's
-// largest, no memory reducer, its heap being the lists' live data, and its code optimized on the
-// thread itself, at its own priority, not on the helper threads it shares with the node.
-const WALLET_THREAD_HEAP = { youngGenerationFloorMb: 16, memoryReducer: false, concurrentCompilation: false };
+// largest, and no memory reducer, its heap being the lists' live data.
+const WALLET_THREAD_HEAP = { youngGenerationFloorMb: 16, memoryReducer: false };
 // What the thread holds per wallet once its lists are built, rounded up: 726 B at a million
 // wallets in the benchmark, and the numbers of a few lists beside (some 30 B a wallet each). Its
 // old generation is sized for that before its first full collection (see worker/thread-heap.ts).

@@ -9,8 +9,6 @@ export interface ThreadHeap {
     memoryReducer?: boolean;
     /** How large its old generation may grow before its first full collection, in MB. */
     initialOldGenerationMb?: number;
-    /** false: its optimizing compiler runs on the thread itself, not on V8's helper threads. */
-    concurrentCompilation?: boolean;
 }
 
 /** The node's own value of a V8 flag, from its command line or NODE_OPTIONS, last one wins. */
@@ -51,12 +49,6 @@ const asFlag = (name: string, value: string): string =>
  * or so, each time marking all it holds so far on those helper threads; sized for what it is about
  * to hold, it is collected far fewer times on the way (none in a first listing at a million wallets
  * on Node 20).
- *
- * The optimizing compiler: V8 compiles an isolate's hot functions on its helper threads, which the
- * node's isolate shares and which run at the node's priority, whatever the thread's own. A first
- * listing at 100,000 wallets kept them busy compiling the wallet thread's code (most of their 1.2
- * s of CPU under perf), and the node's thread, answering the first pages, shared a CPU with them
- * 4 ms on and 4 ms off (perf sched). On the thread itself, those compiles run at its priority.
  */
 export const withThreadHeap = (heap: ThreadHeap, start: () => Worker): Worker => {
     const flags: Array<{ name: string; forWorker: string; nodes: string }> = [];
@@ -82,13 +74,6 @@ export const withThreadHeap = (heap: ThreadHeap, start: () => Worker): Worker =>
     }
     if (heap.memoryReducer === false) {
         flags.push({ name: "memory-reducer", forWorker: "false", nodes: nodesFlag("memory-reducer") ?? "true" });
-    }
-    if (heap.concurrentCompilation === false) {
-        flags.push({
-            name: "concurrent-recompilation",
-            forWorker: "false",
-            nodes: nodesFlag("concurrent-recompilation") ?? "true",
-        });
     }
     if (flags.length === 0) {
         return start();
