@@ -12,3 +12,22 @@ export const timerTicksDuring = async (windowMs: number, work: () => Promise<voi
     }
     return ticks;
 };
+
+/** The turns of the event loop since it was made, counted by an immediate that queues itself until stopped. */
+export const turnCounter = (): { readonly turn: number; stop: () => void } => {
+    let turn = 0;
+    let counting = true;
+    const count = (): void => {
+        turn++;
+        if (counting) {
+            setImmediate(count);
+        }
+    };
+    setImmediate(count);
+    return {
+        get turn() {
+            return turn;
+        },
+        stop: () => (counting = false),
+    };
+};

@@ -4,6 +4,7 @@ import { Worker } from "worker_threads";
 
 import { WalletCatalogue } from "../../../src/wallets/wallet-catalogue";
 import { compareLikeCoreApi } from "../../../src/wallets/wallet-order";
+import { turnCounter } from "../../support/event-loop";
 import { eventually } from "../../support/http";
 import { createWalletState, WalletState } from "../../support/wallet-state";
 
@@ -162,20 +163,12 @@ describe("the wallet catalogue's answers in a burst", () => {
             for (const order of orders) {
                 await state.catalogue.page({ offset: 0, limit: 10 }, order);
             }
-            let turn = 0;
-            let counting = true;
-            const count = (): void => {
-                turn++;
-                if (counting) {
-                    setImmediate(count);
-                }
-            };
-            setImmediate(count);
-            const turns = await Promise.all(
-                orders.map((order) => state.catalogue.page({ offset: 0, limit: 100 }, order).then(() => turn)),
+            const turns = turnCounter();
+            const answeredIn = await Promise.all(
+                orders.map((order) => state.catalogue.page({ offset: 0, limit: 100 }, order).then(() => turns.turn)),
             );
-            counting = false;
-            expect(new Set(turns).size).toBe(orders.length);
+            turns.stop();
+            expect(new Set(answeredIn).size).toBe(orders.length);
         } finally {
             await state.catalogue.dispose();
         }

@@ -3,6 +3,7 @@ import Joi from "joi";
 
 import { keptValidation } from "../../../src/wallets/kept-validation";
 import { MAX_KEPT_QUERY_CHARS } from "../../../src/wallets/pagination-memo";
+import { turnCounter } from "../../support/event-loop";
 
 /** A listing-like schema that counts the values it validated. */
 const countingSchema = (): { schema: Joi.ObjectSchema; validated: () => number } => {
@@ -90,26 +91,18 @@ describe("a listing's query validated once for each query as written", () => {
 
     it("validates new queries asked together one turn of the event loop apart, and answers a kept one in the turn it asked", async () => {
         const turnsOfValidations: number[] = [];
-        let turn = 0;
-        let counting = true;
-        const countTurns = (): void => {
-            turn++;
-            if (counting) {
-                setImmediate(countTurns);
-            }
-        };
-        setImmediate(countTurns);
+        const turns = turnCounter();
         const schema = Joi.object({ page: Joi.number() }).custom((value: unknown) => {
-            turnsOfValidations.push(turn);
+            turnsOfValidations.push(turns.turn);
             return value;
         });
         const validate = keptValidation(schema, 8);
 
         await Promise.all(["1", "2", "3"].map((page) => validate({ page }, options)));
-        const turnAsked = turn;
+        const turnAsked = turns.turn;
         await validate({ page: "2" }, options);
-        const turnAnswered = turn;
-        counting = false;
+        const turnAnswered = turns.turn;
+        turns.stop();
 
         expect(new Set(turnsOfValidations).size).toBe(3);
         expect(turnAnswered).toBe(turnAsked);
