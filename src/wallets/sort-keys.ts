@@ -60,17 +60,19 @@ const MISSING = Number.POSITIVE_INFINITY;
 type Kind = "number" | "string" | "boolean" | "bigint" | "BigNumber";
 
 const kindOf = (value: unknown): Kind | "null" | undefined => {
-    if (value === undefined || value === null) {
-        return "null";
-    }
-    if (value instanceof Utils.BigNumber) {
-        return "BigNumber";
-    }
+    // Primitives first: the wallet thread's values are bigints, and an instanceof per value drawn
+    // showed in a patch's profile.
     const type = typeof value;
+    if (type === "bigint" || type === "string" || type === "boolean") {
+        return type;
+    }
     if (type === "number") {
         return Number.isNaN(value) ? undefined : "number";
     }
-    return type === "string" || type === "boolean" || type === "bigint" ? type : undefined;
+    if (value === undefined || value === null) {
+        return "null";
+    }
+    return value instanceof Utils.BigNumber ? "BigNumber" : undefined;
 };
 
 /**
