@@ -40,11 +40,18 @@ interface Entry {
     born: number;
 }
 
+/** A wallet's entry before a change (none if it is new) and after it (none if it is gone). */
+interface Move {
+    before?: Entry;
+    after?: Entry;
+}
+
 interface Change {
     version: number;
-    /** The entries of the wallets that changed, before and after. */
-    superseded: Entry[];
-    fresh: Entry[];
+    /** The wallets that changed, in the order they changed. */
+    moves: Move[];
+    /** How many of them have an entry after it. */
+    entering: number;
 }
 
 interface SortedList {
@@ -113,13 +120,11 @@ export class WalletLists {
 
     /** Wallets that are new or changed, as they are now: one version. */
     public put(resources: readonly WalletResource[]): void {
-        const fresh: Entry[] = [];
-        const superseded: Entry[] = [];
+        const moves: Move[] = [];
         for (const resource of resources) {
             const previous = this.entries.get(resource.address);
             if (previous) {
                 previous.superseded = true;
-                superseded.push(previous);
             }
             const entry: Entry = {
                 resource,
@@ -128,23 +133,23 @@ export class WalletLists {
                 born: this.version + 1,
             };
             this.entries.set(resource.address, entry);
-            fresh.push(entry);
+            moves.push({ before: previous, after: entry });
         }
-        this.record(superseded, fresh);
+        this.record(moves);
     }
 
     /** Wallets the node no longer has: one version. */
     public remove(addresses: readonly string[]): void {
-        const superseded: Entry[] = [];
+        const moves: Move[] = [];
         for (const address of addresses) {
             const previous = this.entries.get(address);
             if (previous) {
                 previous.superseded = true;
-                superseded.push(previous);
+                moves.push({ before: previous });
                 this.entries.delete(address);
             }
         }
-        this.record(superseded, []);
+        this.record(moves);
     }
 
     /** Forgets every wallet and list: the node's state is sent again from the start. */
@@ -264,9 +269,10 @@ export class WalletLists {
         }
     }
 
-    private record(superseded: Entry[], fresh: Entry[]): void {
+    private record(moves: Move[]): void {
         this.version++;
-        this.changes.push({ version: this.version, superseded, fresh });
+        const entering = moves.reduce((count, move) => count + (move.after ? 1 : 0), 0);
+        this.changes.push({ version: this.version, moves, entering });
         this.forgetChangesNoListNeeds();
     }
     private forgetChangesNoListNeeds(): void {
@@ -315,7 +321,7 @@ export class WalletLists {
             if (pending.length === 0 || pending[0].version !== list.version + 1) {
                 return false; // changes this list needs were forgotten
             }
-            const changed = pending.reduce((total, change) => total + change.fresh.length, 0);
+            const changed = pending.reduce((total, change) => total + change.entering, 0);
             if (limited && changed > Math.max(256, this.entries.size * PATCH_LIMIT_SHARE)) {
                 return false;
             }
@@ -340,10 +346,10 @@ export class WalletLists {
     }
 
     /**
-     * Removes each changed wallet's old entry and inserts its new one, in order (a wallet changed
-     * twice is removed and inserted twice; entries are snapshots, so a superseded entry is still
-     * found where its old values sort), yielding whenever a slice has run; the refresh's patch also
-     * gives way to requests.
+     * Moves each changed wallet from its old entry's place to its new one's, in the order they
+     * changed (a wallet changed twice moves twice; entries are snapshots, so a superseded entry is
+     * still found where its old values sort), yielding whenever a slice has run; the refresh's patch
+     * also gives way to requests.
      */
     private async patch(list: SortedList, pending: Change[], refreshing: boolean): Promise<void> {
         const sliceMs = refreshing ? REFRESH_SLICE_MS : SLICE_MS;
@@ -359,17 +365,19 @@ export class WalletLists {
         };
         try {
             for (const change of pending) {
-                for (const entry of change.superseded) {
-                    if (list.accepts(entry)) {
-                        list.items.remove(entry);
-                        await step();
+                for (const { before, after } of change.moves) {
+                    const listedBefore = before !== undefined && list.accepts(before);
+                    const listedAfter = after !== undefined && list.accepts(after);
+                    if (listedBefore && listedAfter) {
+                        list.items.replace(before, after);
+                    } else if (listedBefore) {
+                        list.items.remove(before);
+                    } else if (listedAfter) {
+                        list.items.insert(after);
+                    } else {
+                        continue;
                     }
-                }
-                for (const entry of change.fresh) {
-                    if (list.accepts(entry)) {
-                        list.items.insert(entry);
-                        await step();
-                    }
+                    await step();
                 }
                 list.version = change.version;
             }

@@ -58,6 +58,45 @@ describe("ChunkedList", () => {
         expect(list.slice(0, 10)).toEqual([]);
     });
 
+    it("replaces an item by its next value, a step or far away, in place, within its chunk or across chunks", () => {
+        const random = randomSource(11);
+        const list = ChunkedList.fromChunks(byTens, []);
+        let reference: Item[] = [];
+        let id = 0;
+        for (let index = 0; index < 6 * CHUNK; index++) {
+            const item = { value: Math.floor(random() * 4_000), id: id++ };
+            list.insert(item);
+            reference.push(item);
+        }
+        for (let round = 0; round < 8_000; round++) {
+            const old = reference[Math.floor(random() * reference.length)];
+            // Most changes move an item a little (equal numbers, a neighbour's place), some far.
+            const step = random() < 0.8 ? Math.floor(random() * 21) - 10 : Math.floor(random() * 8_000) - 4_000;
+            const fresh = { value: old.value + step, id: random() < 0.5 ? old.id : id++ };
+            expect(list.replace(old, fresh)).toBe(true);
+            reference = reference.map((item) => (item === old ? fresh : item));
+        }
+        reference.sort(byTens.compare);
+        expect(list.length).toBe(reference.length);
+        expect(list.slice(0, reference.length)).toEqual(reference);
+        for (const offset of [0, CHUNK - 1, CHUNK, 3 * CHUNK + 5, reference.length - 2]) {
+            expect(list.slice(offset, 40)).toEqual(reference.slice(offset, offset + 40));
+        }
+        for (const item of [...reference]) {
+            expect(list.remove(item)).toBe(true);
+        }
+        expect(list.length).toBe(0);
+    });
+
+    it("replaces an absent item by inserting the new one", () => {
+        const list = ChunkedList.fromChunks(byTens, []);
+        const present = { value: 5, id: 0 };
+        list.insert(present);
+        const fresh = { value: 1, id: 2 };
+        expect(list.replace({ value: 7, id: 1 }, fresh)).toBe(false);
+        expect(list.slice(0, 5)).toEqual([fresh, present]);
+    });
+
     it("puts an item after those equal to it, and removes this very item among equals", () => {
         const sameValue: ListOrder<Item> = { ...byTens, compare: (left, right) => left.value - right.value };
         const list = ChunkedList.fromChunks(sameValue, []);

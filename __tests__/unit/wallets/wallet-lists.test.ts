@@ -170,6 +170,49 @@ describe("the wallet lists after a block", () => {
     });
 });
 
+describe("a list patched", () => {
+    it("holds each wallet once, where it now sorts, whether a block moved it a place, far, twice, or away", async () => {
+        const lists = new WalletLists(noCriteria);
+        const wallets = Array.from({ length: 5_000 }, (_, index) => walletOf(index, BigInt(index * 10)));
+        lists.put(wallets);
+        await lists.page({ offset: 0, limit: 1 }, ORDERS[0]);
+        await lists.page({ offset: 0, limit: 1 }, ORDERS[1]);
+
+        lists.put([
+            walletOf(100, 1_005n), // past its neighbour
+            walletOf(200, 2_000n), // unchanged
+            walletOf(300, 49_999n), // to the other end
+            walletOf(400, 4_001n), // twice in one batch: the second stands
+            walletOf(400, 7n),
+            walletOf(5_000, 3n), // new
+        ]);
+        lists.remove([wallets[4_999].address]);
+        lists.put([walletOf(100, 0n)]); // again, in the next version
+
+        const now = new Map(wallets.map((wallet) => [wallet.address, wallet]));
+        for (const wallet of [
+            walletOf(100, 1_005n),
+            walletOf(300, 49_999n),
+            walletOf(400, 7n),
+            walletOf(5_000, 3n),
+            walletOf(100, 0n),
+        ]) {
+            now.set(wallet.address, wallet);
+        }
+        now.delete(wallets[4_999].address);
+        const expected = [...now.values()];
+        const byBalance = await lists.page({ offset: 0, limit: 10_000 }, ORDERS[0]);
+        expect(byBalance.totalCount).toBe(expected.length);
+        expect(byBalance.results.map((wallet) => `${wallet.address} ${wallet.balance}`)).toEqual(
+            [...expected]
+                .sort((left, right) => Number(BigInt(right.balance.toString()) - BigInt(left.balance.toString())))
+                .map((wallet) => `${wallet.address} ${wallet.balance}`),
+        );
+        const byNonce = await lists.page({ offset: 0, limit: 10_000 }, ORDERS[1]);
+        expect(new Set(byNonce.results.map((wallet) => wallet.address)).size).toBe(expected.length);
+    });
+});
+
 describe("new lists asked at once", () => {
     const byBalanceThenAddress = (wallets: WalletResource[], direction: 1 | -1): string[] =>
         [...wallets]
