@@ -41,8 +41,8 @@ const CORE_API_IN_SAME_PROCESS = process.env.BENCH_WALLETS_CORE_API === "same-pr
 // window with a 28-68 ms stall in three runs of four at a million (before it: once in four).
 const BLOCKS_MEASURED = 30;
 const BLOCKS_MEASURED_FROM_CLIENT = 100;
-// BENCH_WALLETS_REPEAT=n: after everything else, n more rounds of load windows, the floor route's
-// and each query's in turn, for how often a window's longest stall passes 20 ms on each route:
+// BENCH_WALLETS_REPEAT=n: after everything else, n more rounds of load windows, each query's just
+// after one of the floor route's, for how often a window's longest stall passes 20 ms on each route:
 // one window a route cannot tell the wallet routes' stalls from the process's own.
 const REPEATED_ROUNDS = Number(process.env.BENCH_WALLETS_REPEAT ?? 0);
 const STALL_LIMIT_MS = 20;
@@ -437,9 +437,16 @@ const benchSize = async (size: number): Promise<string[]> => {
         const fromClient = await timeAfterBlocksFromClient();
         const repeated = { floor: [] as Repeated[], queries: [] as Repeated[] };
         for (let round = 0; round < REPEATED_ROUNDS; round++) {
-            for (const path of [BASELINE, ...QUERIES]) {
-                const { stallMs, ownStallMs } = await measuredLoad(`${urlOf(ours)}${path}`, 8_000 + round * 10);
-                (path === BASELINE ? repeated.floor : repeated.queries).push({ stallMs, ownStallMs });
+            // The floor route's window just before each query's: as many windows of each, in the same
+            // stretch of the machine's time, so that the two counts can be compared.
+            for (const path of QUERIES) {
+                for (const [url, kept] of [
+                    [`${urlOf(ours)}${BASELINE}`, repeated.floor],
+                    [`${urlOf(ours)}${path}`, repeated.queries],
+                ] as const) {
+                    const { stallMs, ownStallMs } = await measuredLoad(url, 8_000 + round * 10);
+                    kept.push({ stallMs, ownStallMs });
+                }
             }
         }
         rows.push(
@@ -457,9 +464,21 @@ const benchSize = async (size: number): Promise<string[]> => {
                 `${stalls.filter(({ stallMs }) => stallMs >= STALL_LIMIT_MS).length} of ${stalls.length} (of the process's own making: ${stalls.filter(({ ownStallMs }) => ownStallMs >= STALL_LIMIT_MS).length})`;
             const listed = (stalls: Repeated[]): string =>
                 stalls.map(({ stallMs, ownStallMs }) => stallText(stallMs, ownStallMs)).join(", ");
+            const median = (stalls: Repeated[], of: (stall: Repeated) => number): string =>
+                percentile(
+                    stalls.map(of).sort((a, b) => a - b),
+                    0.5,
+                ).toFixed(1);
+            const longest = (stalls: Repeated[], of: (stall: Repeated) => number): string =>
+                Math.max(...stalls.map(of)).toFixed(1);
+            const differences = repeated.queries.map((query, index) => ({
+                stallMs: query.stallMs - repeated.floor[index].stallMs,
+                ownStallMs: query.ownStallMs - repeated.floor[index].ownStallMs,
+            }));
+            const own = ({ ownStallMs }: Repeated): number => ownStallMs;
             rows.push(
                 "",
-                `${REPEATED_ROUNDS} more rounds of windows, the floor route's and each query's in turn: windows whose longest stall reached ${STALL_LIMIT_MS} ms: the floor route ${over(repeated.floor)}, the queries ${over(repeated.queries)}. Longest stall of each window (ms): the floor route ${listed(repeated.floor)}; the queries, round by round in the table's order, ${listed(repeated.queries)}.`,
+                `${REPEATED_ROUNDS} more rounds of windows, each query's just after one of the floor route's: windows whose longest stall reached ${STALL_LIMIT_MS} ms: the floor route ${over(repeated.floor)}, the queries ${over(repeated.queries)}. The longest stall of the process's own making in a window: the floor route's median ${median(repeated.floor, own)} ms, longest ${longest(repeated.floor, own)} ms; the queries' median ${median(repeated.queries, own)} ms, longest ${longest(repeated.queries, own)} ms; a query's window less the floor route's before it, median ${median(differences, own)} ms. Longest stall of each window (ms), round by round in the table's order: the floor route ${listed(repeated.floor)}; the queries ${listed(repeated.queries)}.`,
             );
         }
         const longestOwn = ownStalls.reduce((longest, stall) => (stall.ms > longest.ms ? stall : longest));
