@@ -1,4 +1,5 @@
 import { mkdtempSync } from "fs";
+import { ServerResponse } from "http";
 import { tmpdir } from "os";
 import { join } from "path";
 import { Client } from "pg";
@@ -115,9 +116,14 @@ describe("several relays deliver from one outbox on PostgreSQL, each chain event
     });
 
     it("three relays fed the same 300 blocks deliver each once under one webhook-id; one killed with SIGKILL mid-stream loses nothing", async () => {
-        // Answers after 200 ms, so that deliveries are under way when the relay is killed.
+        // Answers after 200 ms, so that deliveries are under way when the relay is killed; while `holding`,
+        // answers nothing, so that what a relay has under way stays leased until it is killed.
+        let holding = false;
+        const held: ServerResponse[] = [];
+        const answerLater = (response: ServerResponse): unknown =>
+            setTimeout(() => response.writeHead(200).end("ok"), 200);
         const receiver = await new Receiver((_request, _index, response) =>
-            setTimeout(() => response.writeHead(200).end("ok"), 200),
+            holding ? held.push(response) : answerLater(response),
         ).start();
         try {
             const urls = await startRelays(3);
@@ -130,11 +136,16 @@ describe("several relays deliver from one outbox on PostgreSQL, each chain event
                 intervalMs: 10,
             });
             feeds[2].catch(() => undefined);
+            // Seen leased, then killed: with answers held in between, its leases cannot end first (they
+            // did once, a delivery answered between the look and the kill).
+            holding = true;
             await eventually(async () => ((await leasedBy(postgres.url, relays[2].name)) > 0 ? true : undefined), {
                 timeoutMs: 10_000,
                 intervalMs: 5,
             });
             await relays[2].kill();
+            holding = false;
+            held.splice(0).forEach((response) => answerLater(response));
             const leasedByKilled = await leasedBy(postgres.url, relays[2].name);
             expect(leasedByKilled).toBeGreaterThan(0);
             await Promise.all(feeds.slice(0, 2));
