@@ -464,21 +464,19 @@ const benchSize = async (size: number): Promise<string[]> => {
                 `${stalls.filter(({ stallMs }) => stallMs >= STALL_LIMIT_MS).length} of ${stalls.length} (of the process's own making: ${stalls.filter(({ ownStallMs }) => ownStallMs >= STALL_LIMIT_MS).length})`;
             const listed = (stalls: Repeated[]): string =>
                 stalls.map(({ stallMs, ownStallMs }) => stallText(stallMs, ownStallMs)).join(", ");
-            const median = (stalls: Repeated[], of: (stall: Repeated) => number): string =>
+            const own = (stalls: Repeated[]): number[] => stalls.map(({ ownStallMs }) => ownStallMs);
+            const median = (values: number[]): string =>
                 percentile(
-                    stalls.map(of).sort((a, b) => a - b),
+                    [...values].sort((a, b) => a - b),
                     0.5,
                 ).toFixed(1);
-            const longest = (stalls: Repeated[], of: (stall: Repeated) => number): string =>
-                Math.max(...stalls.map(of)).toFixed(1);
-            const differences = repeated.queries.map((query, index) => ({
-                stallMs: query.stallMs - repeated.floor[index].stallMs,
-                ownStallMs: query.ownStallMs - repeated.floor[index].ownStallMs,
-            }));
-            const own = ({ ownStallMs }: Repeated): number => ownStallMs;
+            const longest = (values: number[]): string => Math.max(...values).toFixed(1);
+            const floorOwn = own(repeated.floor);
+            const queriesOwn = own(repeated.queries);
+            const differences = queriesOwn.map((ms, index) => ms - floorOwn[index]);
             rows.push(
                 "",
-                `${REPEATED_ROUNDS} more rounds of windows, each query's just after one of the floor route's: windows whose longest stall reached ${STALL_LIMIT_MS} ms: the floor route ${over(repeated.floor)}, the queries ${over(repeated.queries)}. The longest stall of the process's own making in a window: the floor route's median ${median(repeated.floor, own)} ms, longest ${longest(repeated.floor, own)} ms; the queries' median ${median(repeated.queries, own)} ms, longest ${longest(repeated.queries, own)} ms; a query's window less the floor route's before it, median ${median(differences, own)} ms. Longest stall of each window (ms), round by round in the table's order: the floor route ${listed(repeated.floor)}; the queries ${listed(repeated.queries)}.`,
+                `${REPEATED_ROUNDS} more rounds of windows, each query's just after one of the floor route's: windows whose longest stall reached ${STALL_LIMIT_MS} ms: the floor route ${over(repeated.floor)}, the queries ${over(repeated.queries)}. The longest stall of the process's own making in a window: the floor route's median ${median(floorOwn)} ms, longest ${longest(floorOwn)} ms; the queries' median ${median(queriesOwn)} ms, longest ${longest(queriesOwn)} ms; a query's window less the floor route's before it, median ${median(differences)} ms. Longest stall of each window (ms), round by round in the table's order: the floor route ${listed(repeated.floor)}; the queries ${listed(repeated.queries)}.`,
             );
         }
         const longestOwn = ownStalls.reduce((longest, stall) => (stall.ms > longest.ms ? stall : longest));

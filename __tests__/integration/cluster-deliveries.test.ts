@@ -136,8 +136,8 @@ describe("several relays deliver from one outbox on PostgreSQL, each chain event
                 intervalMs: 10,
             });
             feeds[2].catch(() => undefined);
-            // Seen leased, then killed: with answers held in between, its leases cannot end first (they
-            // did once, a delivery answered between the look and the kill).
+            // Seen leased, then killed: with answers held in between, its leases cannot end first (once
+            // the killed relay held none, most likely a delivery answered between the look and the kill).
             holding = true;
             await eventually(async () => ((await leasedBy(postgres.url, relays[2].name)) > 0 ? true : undefined), {
                 timeoutMs: 10_000,
