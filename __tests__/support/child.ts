@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from "child_process";
+import { rmSync } from "fs";
 import { resolve } from "path";
 
 export interface SpawnedPlugin {
@@ -39,7 +40,7 @@ export const killHard = (child: ChildProcess): Promise<void> =>
         child.kill("SIGKILL");
     });
 
-/** A relay on a shared PostgreSQL in a process of its own (relay-process.ts), fed by commands. */
+/** A relay on a shared PostgreSQL in a process of its own (relay-process.ts), fed by commands; `dir` is removed when it exits. */
 export class RelayProcess {
     public readonly child: ChildProcess;
     public readonly url: Promise<string>;
@@ -58,6 +59,8 @@ export class RelayProcess {
         this.child.stdout?.on("data", (chunk: Buffer) => (this.output += chunk.toString()));
         this.child.stderr?.on("data", (chunk: Buffer) => (this.output += chunk.toString()));
         this.url = this.line("READY");
+        // The relay's folder is its own: gone with it, however it ended.
+        this.child.once("exit", () => rmSync(dir, { recursive: true, force: true }));
     }
 
     /** Feeds events <event>-<from>..<event>-<to>, one every `intervalMs`; settles when all were handled. */
