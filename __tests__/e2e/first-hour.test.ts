@@ -211,6 +211,66 @@ describe("an operator's first hour, on a real local node", () => {
         expect(existsSync(pidFile)).toBe(false);
     });
 
+    const postmasterPid = (): number =>
+        Number(readFileSync(join(dataDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
+
+    const heightOf = async (): Promise<number> =>
+        (await requestJson<{ data: { block: { height: number } } }>(`http://127.0.0.1:${ports.api}/api/blockchain`))
+            .body.data.block.height;
+
+    it("refuses a second start on the data folder of a live node with one line naming it, and leaves that node running", async () => {
+        const first = run("npm start");
+        const ready = await readyOf(first);
+        const postgres = postmasterPid();
+
+        const second = run("npm start");
+        expect((await second.exit(120_000)).code).toBe(1);
+        const printed = nodeLines(second.output).filter((line) => !line.startsWith("npm "));
+        expect(printed).toEqual([
+            `The local node could not start: ${dataDir} is in use by the local node pid ${ready.pid}: stop it (kill ${ready.pid}) or choose another LOCAL_NODE_DATA_DIR`,
+        ]);
+
+        // The first node keeps its PostgreSQL, forges, saves its blocks and answers.
+        expect(isAlive(postgres)).toBe(true);
+        const height = await heightOf();
+        const deadline = Date.now() + 30_000;
+        while ((await heightOf()) <= height && Date.now() < deadline) {
+            await new Promise((done) => setTimeout(done, 500));
+        }
+        expect(await heightOf()).toBeGreaterThan(height);
+        expect(first.output).not.toMatch(/ERROR|FATAL/);
+        expect((await requestJson(`${ready.pluginUrl}/webhooks`)).status).toBe(200);
+
+        first.child.kill("SIGINT");
+        expect(await first.exit(15_000)).toEqual({ code: 0, signal: null });
+        await expectAllStopped();
+    });
+
+    it("ends a stop within its deadline when PostgreSQL hangs, and at once on a second signal, PostgreSQL killed both times", async () => {
+        const hung = run("npm start");
+        const ready = await readyOf(hung);
+        process.kill(postmasterPid(), "SIGSTOP");
+        hung.child.kill("SIGTERM");
+        // Command.exit kills with SIGKILL at its limit: a code of 1 is the node's own end.
+        expect(await hung.exit(15_000)).toEqual({ code: 1, signal: null });
+        expect(hung.output).toContain(
+            "SIGTERM: the stop did not complete within 11 s: ended the node at once and killed PostgreSQL",
+        );
+        await expectAllStopped();
+
+        const again = run("npm start");
+        const readyAgain = await readyOf(again);
+        expect(readyAgain.height).toBeGreaterThanOrEqual(ready.height);
+        process.kill(postmasterPid(), "SIGSTOP");
+        again.child.kill("SIGINT");
+        // Past the window in which Ctrl-C's two copies (the terminal's and npm's) count as one.
+        await new Promise((done) => setTimeout(done, 2_000));
+        process.kill(readyAgain.pid, "SIGINT");
+        expect(await again.exit(5_000)).toEqual({ code: 1, signal: null });
+        expect(again.output).toContain("SIGINT during the stop: ended the node at once and killed PostgreSQL");
+        await expectAllStopped();
+    });
+
     it("starts a new chain and an empty register with --fresh, and stops on SIGINT without a FATAL line", async () => {
         // At debug, PostgreSQL's own log is printed too: a connection it had to cut would show.
         const node = run("npm start -- --fresh", { LOCAL_NODE_QUIET: "", LOCAL_NODE_LOG_LEVEL: "debug" });
