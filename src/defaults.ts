@@ -55,15 +55,9 @@ export const defaults: RawOptions = {
         autoDisableAfterDeadDeliveries: readNumber("AUTO_DISABLE_AFTER", 5),
         retentionDays: readNumber("RETENTION_DAYS", 14),
         allowTargets: readList("ALLOW_TARGETS", []),
-        denyTargets: readList("DENY_TARGETS", [
-            "0.0.0.0/8",
-            "169.254.0.0/16",
-            "224.0.0.0/4",
-            "255.255.255.255/32",
-            "::/128",
-            "fe80::/10",
-            "ff00::/8",
-        ]),
+        // Added to the built-in list (delivery/target-policy.ts), unless replaceDefaultDenyTargets.
+        denyTargets: readList("DENY_TARGETS", []),
+        replaceDefaultDenyTargets: readBoolean("REPLACE_DEFAULT_DENY_TARGETS", false),
     },
     limits: {
         bodyBytes: readNumber("MAX_BODY_BYTES", 65_536),

@@ -26,6 +26,7 @@ export interface PluginOptions {
         retentionDays: number;
         allowTargets: string[];
         denyTargets: string[];
+        replaceDefaultDenyTargets: boolean;
     };
     limits: {
         bodyBytes: number;

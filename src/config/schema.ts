@@ -57,6 +57,7 @@ export const configSchema = Joi.object({
         retentionDays: positiveInteger.required(),
         allowTargets: addressList.required(),
         denyTargets: addressList.required(),
+        replaceDefaultDenyTargets: Joi.boolean().required(),
     }).required(),
     limits: Joi.object({
         bodyBytes: positiveInteger.required(),
