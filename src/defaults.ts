@@ -1,4 +1,4 @@
-import { readBoolean, readList, readNumber, readString } from "./config/environment";
+import { readBoolean, readList, readNumber, readSecret, readString } from "./config/environment";
 import { PluginOptions, RawOptions } from "./config/options";
 
 /**
@@ -14,7 +14,7 @@ export const defaults: RawOptions = {
             port: readNumber("PORT", 4004),
         },
         whitelist: readList("WHITELIST", ["127.0.0.1", "::1", "::ffff:127.0.0.1"]),
-        apiKey: readString("API_KEY", ""),
+        apiKey: readSecret("API_KEY", ""),
     },
     storage: {
         // Empty means "<node data path>/core-wallet-webhooks/webhooks.sqlite".

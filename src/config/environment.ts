@@ -7,6 +7,12 @@ const read = (name: string): string | undefined => {
 
 export const readString = (name: string, fallback: string): string => read(name) ?? fallback;
 
+/** As set, spaces kept: a secret of only whitespace is refused by configSchema(), not taken for none. */
+export const readSecret = (name: string, fallback: string): string => {
+    const value = process.env[PREFIX + name];
+    return value === undefined || value === "" ? fallback : value;
+};
+
 // Unparsable values stay strings so that configSchema() rejects them naming the option.
 export const readNumber = (name: string, fallback: number): number | string => {
     const value = read(name);

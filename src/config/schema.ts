@@ -23,7 +23,16 @@ export const configSchema = Joi.object({
         }).required(),
         whitelist: addressList.required(),
         // Trimmed as the environment variable is: a key pasted with a newline must still work.
-        apiKey: Joi.string().trim().allow("").required(),
+        apiKey: Joi.string()
+            .allow("")
+            .custom((key: string, helpers) =>
+                key !== "" && key.trim() === ""
+                    ? helpers.message({
+                          custom: "{{#label}} is only whitespace, which would mean no key at all: set a key, or leave it empty for none",
+                      })
+                    : key.trim(),
+            )
+            .required(),
     }).required(),
     storage: Joi.object({
         path: Joi.string().allow("").required(),

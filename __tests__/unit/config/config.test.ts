@@ -102,4 +102,17 @@ describe("plugin options", () => {
         expect(fromFile.value.server.apiKey).toBe("key");
         expect(fromEnvironment.value.server.apiKey).toBe("key");
     });
+
+    it("refuses a server.apiKey of only whitespace, from app.json as from the environment variable, rather than run with no key", () => {
+        const message = /"server\.apiKey" is only whitespace, which would mean no key at all/;
+        for (const blank of [" ", "\n", " \t "]) {
+            const fromFile = validate({
+                ...loadDefaults({}),
+                server: { ...serverOf(loadDefaults({})), apiKey: blank },
+            });
+            expect(fromFile.error?.message).toMatch(message);
+            expect(validate(loadDefaults({ CORE_WALLET_WEBHOOKS_API_KEY: blank })).error?.message).toMatch(message);
+        }
+        expect(validate(loadDefaults({ CORE_WALLET_WEBHOOKS_API_KEY: "" })).value.server.apiKey).toBe("");
+    });
 });
