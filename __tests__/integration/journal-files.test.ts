@@ -123,6 +123,19 @@ describe("the journal's files", () => {
         second.close();
     });
 
+    it("names a segment that is not a file, in the writer's count at start and in the reader", () => {
+        const hook = addWebhookRow(store);
+        const first = writer();
+        first.append(eventFor([hook], 1));
+        first.close();
+        rmSync(segmentPath(folder, 1));
+        mkdirSync(segmentPath(folder, 1));
+        const notAFile = `${segmentPath(folder, 1)} is in the journal's folder but is not a file`;
+
+        expect(() => writer()).toThrow(notAFile);
+        expect(() => reader().oldest(1)).toThrow(notAFile);
+    });
+
     it("skips a record torn by a crash at the end of a segment, and says so", () => {
         const hook = addWebhookRow(store);
         const first = writer();

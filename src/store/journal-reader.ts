@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, unlinkSync } from "fs";
+import { closeSync, existsSync, fstatSync, readFileSync, readSync, unlinkSync } from "fs";
 import { performance } from "perf_hooks";
 
 import { SqliteDatabase } from "./database";
@@ -9,6 +9,7 @@ import {
     groupPath,
     listGroups,
     listSegments,
+    openJournalFile,
     parseGroup,
     positionOf,
     segmentPath,
@@ -261,7 +262,7 @@ export class JournalReader {
             }
             this.reading = { segment: later, offset: 0 };
         }
-        this.fd = openSync(segmentPath(this.options.folder, this.reading.segment), "r");
+        this.fd = openJournalFile(segmentPath(this.options.folder, this.reading.segment));
         return this.fd;
     }
 

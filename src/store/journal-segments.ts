@@ -1,4 +1,4 @@
-import { readdirSync } from "fs";
+import { openSync, readdirSync, statSync } from "fs";
 import { join } from "path";
 import { crc32 } from "zlib";
 
@@ -23,6 +23,15 @@ const GROUP_NAME = /^(\d{12})\.group-(\d+)\.json$/;
 const segmentName = (segment: number): string => String(segment).padStart(12, "0");
 
 export const segmentPath = (folder: string, segment: number): string => join(folder, `${segmentName(segment)}.log`);
+
+/** Opens a journal file for reading; what is not a regular file fails naming itself, not with a bare EISDIR. */
+export const openJournalFile = (path: string): number => {
+    const stats = statSync(path);
+    if (!stats.isFile()) {
+        throw new Error(`${path} is in the journal's folder but is not a file: move it away, then start again`);
+    }
+    return openSync(path, "r");
+};
 
 export const groupPath = (folder: string, segment: number, group: number): string =>
     join(folder, `${segmentName(segment)}.group-${group}.json`);

@@ -1,10 +1,10 @@
 import {
     closeSync,
+    fstatSync,
     ftruncateSync,
     mkdirSync,
     openSync,
     readSync,
-    statSync,
     unlinkSync,
     writeFileSync,
     writeSync,
@@ -18,6 +18,7 @@ import {
     HEADER_BYTES,
     listSegments,
     MAX_PAYLOAD_BYTES,
+    openJournalFile,
     positionOf,
     segmentPath,
 } from "./journal-segments";
@@ -227,8 +228,8 @@ export class JournalWriter {
     /** Notes the records of an earlier run's segment that the engine has not reached yet. */
     private count(segment: number, cursor: JournalCursor): void {
         const path = segmentPath(this.options.folder, segment);
-        const size = statSync(path).size;
-        const fd = openSync(path, "r");
+        const fd = openJournalFile(path);
+        const size = fstatSync(fd).size;
         try {
             const header = Buffer.alloc(HEADER_BYTES);
             let offset = segment === cursor.segment ? cursor.offset : 0;
