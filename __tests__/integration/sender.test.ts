@@ -1,4 +1,5 @@
 import { DeliverySender, RESPONSE_EXCERPT_BYTES, SendOutcome } from "../../src/delivery/sender";
+import { eventually } from "../support/http";
 import { answer, Receiver } from "../support/receiver";
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -38,6 +39,30 @@ describe("the delivery sender, over real HTTP", () => {
             "user-agent": "sender-test",
             "webhook-id": "msg_1",
         });
+    });
+
+    it("stops reading an answer once its excerpt is kept: an endless body is its status, not a timeout", async () => {
+        let unfinished = 0;
+        receiver = await new Receiver((_request, _index, response) => {
+            response.writeHead(200, { "content-type": "text/plain" });
+            const chunk = Buffer.alloc(64 * 1024, "y");
+            const writeMore = (): void => {
+                while (response.write(chunk)) {
+                    // fills the socket until it pushes back
+                }
+            };
+            response.on("drain", writeMore);
+            response.on("close", () => (unfinished += response.writableFinished ? 0 : 1));
+            writeMore();
+        }).start();
+        sender = senderWith(5_000);
+
+        const outcome = await post(sender, receiver.url);
+
+        expect(outcome.result).toEqual({ kind: "response", statusCode: 200, retryAfterMs: undefined });
+        expect(outcome.responseExcerpt).toBe("y".repeat(RESPONSE_EXCERPT_BYTES));
+        // The sender closed the connection under the endless answer.
+        await eventually(async () => (unfinished === 1 ? true : undefined), { timeoutMs: 5_000, intervalMs: 10 });
     });
 
     it("reads a Retry-After in seconds", async () => {

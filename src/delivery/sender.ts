@@ -127,10 +127,14 @@ class PostAttempt implements Dispatcher.DispatchHandler {
         this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
     }
 
-    public onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-        if (this.excerptLength < RESPONSE_EXCERPT_BYTES) {
-            this.excerpt.push(chunk);
-            this.excerptLength += chunk.length;
+    public onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+        this.excerpt.push(chunk);
+        this.excerptLength += chunk.length;
+        if (this.excerptLength >= RESPONSE_EXCERPT_BYTES) {
+            // Nothing past the excerpt is kept, so nothing past it is read: a receiver answering
+            // a gigabyte (or forever) costs one connection, not the transfer or the attempt's time.
+            this.onResponseEnd();
+            controller.abort(new Error("the answer's body is read no further than its excerpt"));
         }
     }
 
