@@ -65,6 +65,15 @@ describe("the SQLite register", () => {
         expect(readFileSync(file).equals(garbage)).toBe(true);
     });
 
+    it.each(["/proc/self/fd/0", "/proc/cww-nowhere/webhooks.sqlite", "/sys/kernel/webhooks.sqlite"])(
+        "refuses %s, on one of the kernel's file systems, naming it, before creating or opening anything",
+        (path) => {
+            expect(() => openStore(path)).toThrow(
+                /cannot use its database file .*: \/(proc|sys)\S* is on (proc|sysfs), a file system of the kernel's that holds no files/,
+            );
+        },
+    );
+
     it("stops the plugin, naming the file, when the file cannot be opened", async () => {
         writeFileSync(file, "a file where the plugin's folder would have to be");
 

@@ -1,5 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from "fs";
+import { closeSync, existsSync, mkdirSync, openSync, statfsSync, statSync } from "fs";
 import { dirname } from "path";
 
 import { MIGRATIONS } from "./migrations";
@@ -78,7 +78,44 @@ const OWNER_ONLY_FILE = 0o600;
  * found: an empty one is refused unless its WAL holds its content, since an empty file where a
  * register should be means something went wrong, not a fresh start.
  */
+// The kernel's own file systems (statfs f_type): they show the kernel's state as files and hold
+// none of ours; SQLite's locks and writes there fail, or hang (/proc/<pid>/fd/0 waits on a terminal).
+const KERNEL_FILE_SYSTEMS = new Map<number, string>([
+    [0x9fa0, "proc"],
+    [0x62656572, "sysfs"],
+    [0x1cd1, "devpts"],
+    [0x27e0eb, "cgroup"],
+    [0x63677270, "cgroup2"],
+    [0x64626720, "debugfs"],
+    [0x74726163, "tracefs"],
+    [0x73636673, "securityfs"],
+    [0xcafe4a11, "bpf"],
+    [0x6165676c, "pstore"],
+    [0x62656570, "configfs"],
+    [0x65735543, "fusectl"],
+    [0x42494e4d, "binfmt_misc"],
+    [0xde5e81e4, "efivarfs"],
+    [0x19800202, "mqueue"],
+    [0x6e736673, "nsfs"],
+]);
+
+/** Refuses a path on one of the kernel's own file systems before anything is created or opened there. */
+const assertOnAFileSystemForFiles = (file: string): void => {
+    let folder = dirname(file);
+    while (!existsSync(folder) && dirname(folder) !== folder) {
+        folder = dirname(folder);
+    }
+    const kind = KERNEL_FILE_SYSTEMS.get(statfsSync(folder).type);
+    if (kind !== undefined) {
+        throw new StoreOpenError(
+            file,
+            `${folder} is on ${kind}, a file system of the kernel's that holds no files: set storage.path to a file on a disk`,
+        );
+    }
+};
+
 const prepareFile = (file: string): void => {
+    assertOnAFileSystemForFiles(file);
     mkdirSync(dirname(file), { recursive: true, mode: OWNER_ONLY_FOLDER });
     try {
         closeSync(openSync(file, "wx", OWNER_ONLY_FILE));
