@@ -179,14 +179,17 @@ export class OriginLimits {
         return next;
     }
 
-    /** Forgets origins with nothing under way whose limit is back where a new one starts. */
+    /**
+     * Forgets origins idle for FORGET_AFTER_MS, whatever limit they had learned: what a receiver
+     * sustained ten minutes ago says little of it now, and the API and the metrics would otherwise
+     * keep every origin ever seen (a thousand failing receivers, two thousand series for good).
+     */
     public forgetIdle(): void {
         for (const [origin, state] of this.origins) {
             if (
                 state.inFlight === 0 &&
                 state.pausedUntil <= this.clock() &&
-                this.clock() - state.lastUsed >= FORGET_AFTER_MS &&
-                Math.floor(state.limit) === this.initial()
+                this.clock() - state.lastUsed >= FORGET_AFTER_MS
             ) {
                 this.origins.delete(origin);
             }

@@ -133,4 +133,37 @@ describe("OriginLimits", () => {
         limits.forgetIdle();
         expect(limits.loads()).toEqual([]);
     });
+
+    it("forgets an origin idle for ten minutes whatever limit it learned, halved by failures or grown under load", () => {
+        const clock = { now: 0 };
+        const limits = new OriginLimits({ floor: 1, ceiling: 64 }, () => clock.now);
+        const failing = "http://failing.test";
+        const busy = "http://busy.test";
+        limits.started(failing);
+        clock.now += 10;
+        limits.finished(failing, { kind: "response", statusCode: 503 }, 10);
+        for (let index = 0; index < 6; index++) {
+            round(limits, clock, ok, 20);
+        }
+        limits.started(busy);
+        clock.now += 10;
+        limits.finished(busy, ok, 10);
+        const learned = limits.loads().map(({ origin, concurrency }) => [origin, concurrency]);
+        expect(learned).toEqual(
+            expect.arrayContaining([
+                [failing, expect.any(Number)],
+                [ORIGIN, expect.any(Number)],
+            ]),
+        );
+        expect(limits.free(failing)).toBeLessThan(4);
+        expect(limits.free(ORIGIN)).toBeGreaterThan(4);
+
+        clock.now += 10 * 60_000 - 20;
+        limits.forgetIdle();
+        expect(limits.loads().map(({ origin }) => origin)).toEqual([ORIGIN, busy]);
+        clock.now += 20;
+        limits.forgetIdle();
+        expect(limits.loads()).toEqual([]);
+        expect(limits.free(failing)).toBe(4);
+    });
 });
