@@ -65,11 +65,10 @@ export class SharedDatabase {
         return this.migrated;
     }
 
-    public read<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-        return this.withClient(async (client) => {
-            await this.migrate();
-            return work(client);
-        });
+    /** Migrated first, then a client: one held while the migration waits for another would starve the pool. */
+    public async read<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+        await this.migrate();
+        return this.withClient(work);
     }
 
     public transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
