@@ -120,3 +120,9 @@ export type RegisterState =
           since: number;
           reason: string | null;
       };
+
+/**
+ * What a relay holding webhooks does with a shared register it did not follow before: "refuse"
+ * keeps its copy and writes nothing there; "offer" adds its copy to it; "adopt" replaces its copy.
+ */
+export type UnknownRegisterPolicy = "refuse" | "offer" | "adopt";

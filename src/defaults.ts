@@ -33,6 +33,12 @@ export const defaults: RawOptions = {
             leaseMs: readNumber("POSTGRES_LEASE_MS", 60_000),
             // Said in the deliveries of this relay's own events (peers, lifecycle); empty: host:port.
             relayName: readString("RELAY_NAME", ""),
+            // A shared register this relay did not follow before (dropped and created again, restored
+            // from another dump, another database), while this relay holds webhooks: see options.ts.
+            unknownRegister: readString(
+                "POSTGRES_UNKNOWN_REGISTER",
+                "refuse",
+            ) as PluginOptions["storage"]["postgres"]["unknownRegister"],
         },
     },
     delivery: {

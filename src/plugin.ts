@@ -4,6 +4,7 @@ import { PostgresDeliveries } from "./cluster/postgres-deliveries";
 import { PostgresRegister } from "./cluster/postgres-register";
 import { connectionConfig } from "./cluster/shared-database";
 import { RegisterFollower } from "./cluster/register-follower";
+import { decideOnSharedRegister } from "./cluster/register-identity";
 import { PluginOptions } from "./config/options";
 import { RegisterState, Webhook } from "./contracts";
 import { Resolver } from "./delivery/sender";
@@ -28,7 +29,7 @@ import { Checkpointer } from "./store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections } from "./store/database";
 import { deliveryIdScheme } from "./store/delivery-id";
 import { DeliveryStore } from "./store/delivery-store";
-import { importDone, markImportDone } from "./store/imports";
+import { followedRegister, importDone, markFollowedRegister, markImportDone } from "./store/imports";
 import { journalCursorOf } from "./store/journal-reader";
 import { journalFolderOf } from "./store/journal-segments";
 import { JournalSpool } from "./store/journal-spool";
@@ -39,6 +40,7 @@ import { WriteBatcher } from "./store/write-batcher";
 import { WalletRoutes, walletRoutesPlugin } from "./wallets/wallet-routes";
 import { importArkRegister } from "./webhooks/ark-register-import";
 import { DeliveryService } from "./webhooks/delivery-service";
+import { RegisterRefusedError } from "./webhooks/shared-register";
 import { WebhookRegister } from "./webhooks/webhook-register";
 
 const CHECKPOINT_INTERVAL_MS = 1000;
@@ -243,12 +245,19 @@ export class WebhookPlugin {
             {
                 synchronise: async () => {
                     await shared.migrate();
+                    await this.meetSharedRegister(shared);
                     await this.moveOwnRegisterOnce(shared);
                     // Here, not at start: the shared register may be out of reach then, and this is tried again.
                     await this.importArkRegister();
                     await register.followAll(await shared.all());
                 },
                 changed: async (id) => register.follow(id, await shared.find(id)),
+                verify: async () => {
+                    const identity = await shared.identity();
+                    if (identity !== followedRegister(this.store.register)) {
+                        throw new Error(`the shared register (${shared.database}) was replaced (now ${identity})`);
+                    }
+                },
                 log: (level, message) => logger[level](`${name} ${message}`),
             },
         );
@@ -266,6 +275,38 @@ export class WebhookPlugin {
         }
         const state = this.follower?.state() ?? { following: false, since: Date.now(), reason: "not started" };
         return { driver: "postgres", database: this.shared.database, ...state };
+    }
+
+    /**
+     * Decides, each time this relay (re)connects, whether its copy may follow the shared register
+     * it finds (register-identity.ts); a refusal keeps the copy and stops every write to that register.
+     */
+    private async meetSharedRegister(shared: PostgresRegister): Promise<void> {
+        const identity = await shared.identity();
+        const decision = decideOnSharedRegister({
+            identity,
+            followed: followedRegister(this.store.register),
+            movedBefore: importDone(this.store.register, MOVED_INTO_SHARED),
+            ownWebhooks: this.register.page(1, 1).totalCount,
+            sharedWebhooks: await shared.count(),
+            policy: this.options.storage.postgres.unknownRegister,
+            database: shared.database,
+        });
+        if (decision.kind === "refuse") {
+            shared.refuse(decision.reason);
+            throw new RegisterRefusedError(decision.reason);
+        }
+        shared.accept();
+        if (decision.kind !== "follow") {
+            const { logger, name } = this.environment;
+            const added = decision.kind === "offer" ? (await shared.insertMissing(this.register.local())).length : 0;
+            logger.warning(
+                decision.kind === "offer"
+                    ? `${name} offered this relay's copy to a shared register it did not follow before (${shared.database}, storage.postgres.unknownRegister "offer"): ${added} webhooks added`
+                    : `${name} adopts a shared register it did not follow before (${shared.database}, storage.postgres.unknownRegister "adopt"): this relay's copy is replaced by it`,
+            );
+        }
+        markFollowedRegister(this.store.register, identity, Date.now());
     }
 
     /** The first start with a shared register adds this relay's own webhooks to it (ids kept). */

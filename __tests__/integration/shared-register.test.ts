@@ -310,7 +310,7 @@ describe("several relays on one shared register (storage.driver postgres)", () =
             try {
                 const refused = await create(newer, receiver.url);
                 expect(refused.status).toBe(503);
-                expect(refused.text).toMatch(/schema version 99 is newer than this plugin's 2; upgrade the plugin/);
+                expect(refused.text).toMatch(/schema version 99 is newer than this plugin's 3; upgrade the plugin/);
             } finally {
                 await newer.stop();
             }

@@ -2,7 +2,7 @@ import { randomUUID } from "crypto";
 import { PoolClient } from "pg";
 
 import { Condition, MatchMode, Webhook } from "../contracts";
-import { SharedRegisterStore } from "../webhooks/shared-register";
+import { RegisterRefusedError, SharedRegisterStore } from "../webhooks/shared-register";
 import { SCHEMA } from "./postgres-schema";
 import { PostgresOptions, SharedDatabase } from "./shared-database";
 
@@ -58,6 +58,8 @@ export class PostgresRegister implements SharedRegisterStore {
     public readonly database: string;
     /** This relay's name in the notices it sends, so that it can pass over its own. */
     public readonly relay = randomUUID();
+    /** Why this relay writes nothing to the shared register, while it refuses it (see refuse()). */
+    private refusal: string | undefined;
 
     public constructor(options: PostgresOptions) {
         this.db = new SharedDatabase(options);
@@ -69,10 +71,34 @@ export class PostgresRegister implements SharedRegisterStore {
         return this.db.migrate();
     }
 
+    /** The identity the shared register was created with (see POSTGRES_MIGRATIONS). */
+    public async identity(): Promise<string> {
+        return this.read(
+            async (client) =>
+                (await client.query<{ id: string }>(`SELECT id FROM ${SCHEMA}.register_identity LIMIT 1`)).rows[0].id,
+        );
+    }
+
+    public async count(): Promise<number> {
+        return this.read(async (client) =>
+            Number((await client.query<{ n: string }>(`SELECT COUNT(*) AS n FROM ${SCHEMA}.webhooks`)).rows[0].n),
+        );
+    }
+
+    /** From now on every write fails with `reason`, until accept(): reads stay allowed. */
+    public refuse(reason: string): void {
+        this.refusal = reason;
+    }
+
+    public accept(): void {
+        this.refusal = undefined;
+    }
+
     // Each write is one statement, and so its own transaction: the change and its notice commit
     // together, in one round trip.
 
     public async insert(webhook: Webhook): Promise<void> {
+        this.assertAccepted();
         await this.read((client) =>
             client.query(
                 `WITH written AS (
@@ -93,6 +119,7 @@ export class PostgresRegister implements SharedRegisterStore {
         id: string,
         change: (current: Webhook) => Webhook,
     ): Promise<{ previous: Webhook; next: Webhook } | undefined> {
+        this.assertAccepted();
         for (;;) {
             const previous = await this.find(id);
             if (!previous) {
@@ -127,6 +154,7 @@ export class PostgresRegister implements SharedRegisterStore {
     }
 
     public async delete(id: string): Promise<boolean> {
+        this.assertAccepted();
         const deleted = await this.read((client) =>
             client.query(
                 `WITH gone AS (DELETE FROM ${SCHEMA}.webhooks WHERE id = $1 RETURNING id) SELECT pg_notify($2, $3) FROM gone`,
@@ -137,6 +165,7 @@ export class PostgresRegister implements SharedRegisterStore {
     }
 
     public async insertMissing(webhooks: readonly Webhook[]): Promise<Webhook[]> {
+        this.assertAccepted();
         return this.transaction(async (client) => {
             const added: Webhook[] = [];
             for (const webhook of webhooks) {
@@ -173,6 +202,12 @@ export class PostgresRegister implements SharedRegisterStore {
 
     public async close(): Promise<void> {
         await this.db.close();
+    }
+
+    private assertAccepted(): void {
+        if (this.refusal !== undefined) {
+            throw new RegisterRefusedError(this.refusal);
+        }
     }
 
     /** The notice of a change: the webhook, and this relay (which applied its own change already). */

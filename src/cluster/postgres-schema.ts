@@ -52,6 +52,13 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
         PRIMARY KEY (delivery_id, number)
     );
     `,
+    // Who this register is: made once with the schema, so that a relay that followed it can tell
+    // it from one created again after a DROP SCHEMA, a restore of another dump, or another database.
+    `
+    CREATE TABLE ${SCHEMA}.register_identity (id TEXT PRIMARY KEY, created_at BIGINT NOT NULL);
+    INSERT INTO ${SCHEMA}.register_identity (id, created_at)
+        VALUES (md5(random()::text || clock_timestamp()::text), (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+    `,
 ];
 
 /** The shared schema is newer than this plugin: another relay runs a newer version. */

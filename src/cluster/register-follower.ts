@@ -1,5 +1,6 @@
 import { Client, ClientConfig, Notification } from "pg";
 
+import { RegisterRefusedError } from "../webhooks/shared-register";
 import { REGISTER_CHANNEL } from "./postgres-register";
 
 export interface FollowerHandlers {
@@ -7,7 +8,9 @@ export interface FollowerHandlers {
     synchronise(): Promise<void>;
     /** A relay changed this webhook in the shared register. */
     changed(id: string): Promise<void>;
-    log(level: "info" | "warning", message: string): void;
+    /** Fails when the shared register is no longer the one followed (dropped, replaced): it is then met again. */
+    verify(): Promise<void>;
+    log(level: "info" | "warning" | "error", message: string): void;
 }
 
 /** Whether this relay follows the shared register now, for `GET /api`. */
@@ -21,6 +24,8 @@ export interface FollowerState {
 
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
+// A schema dropped under a listening connection says nothing to it: the register is asked who it is this often.
+const VERIFY_EVERY_MS = 10_000;
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -34,6 +39,7 @@ export class RegisterFollower {
     private queue: Promise<void> = Promise.resolve();
     private failures = 0;
     private timer: NodeJS.Timeout | undefined;
+    private verifier: NodeJS.Timeout | undefined;
     private stopped = false;
     private current: FollowerState = { following: false, since: Date.now(), reason: "connecting" };
     private markSynchronised: () => void = () => undefined;
@@ -69,6 +75,7 @@ export class RegisterFollower {
     public async stop(): Promise<void> {
         this.stopped = true;
         clearTimeout(this.timer);
+        clearInterval(this.verifier);
         const client = this.client;
         this.client = undefined;
         if (client) {
@@ -103,6 +110,14 @@ export class RegisterFollower {
         this.current = { following: true, since: Date.now(), reason: null };
         this.failures = 0;
         this.markSynchronised();
+        clearInterval(this.verifier);
+        this.verifier = setInterval(
+            () =>
+                void this.apply(client, () => this.handlers.verify()).catch((error: unknown) =>
+                    this.lost(client, error),
+                ),
+            VERIFY_EVERY_MS,
+        );
     }
 
     private heard(client: Client, notice: Notification): void {
@@ -136,6 +151,7 @@ export class RegisterFollower {
             return; // this connection's end was already handled
         }
         this.client = undefined;
+        clearInterval(this.verifier);
         void this.close(client);
         if (this.stopped) {
             return;
@@ -150,7 +166,7 @@ export class RegisterFollower {
         // Said at the 1st, 2nd, 4th, 8th... failure in a row: an outage of hours is a few lines.
         if ((this.failures & (this.failures - 1)) === 0) {
             this.handlers.log(
-                "warning",
+                error instanceof RegisterRefusedError ? "error" : "warning",
                 `cannot follow the shared register (${this.database}): ${reasonOf(error)}; this relay serves its own copy and tries again in ${wait / 1000} s (failure ${this.failures} in a row)`,
             );
         }

@@ -28,6 +28,9 @@ export const connectionConfig = (options: PostgresOptions): PoolConfig => ({
     application_name: "core-wallet-webhooks",
 });
 
+// undefined_table, invalid_schema_name: the schema was dropped since this run migrated it.
+const SCHEMA_GONE_CODES = new Set(["42P01", "3F000"]);
+
 /** An error of the database or the connection, as opposed to one thrown by the caller's own checks. */
 const isDatabaseError = (error: unknown): boolean => {
     if (!(error instanceof Error)) {
@@ -100,6 +103,10 @@ export class SharedDatabase {
         try {
             return await work(client);
         } catch (error) {
+            if (SCHEMA_GONE_CODES.has(errorCodeOf(error) ?? "")) {
+                // Migrated again before the next read: a register created anew is then met as such.
+                this.migrated = undefined;
+            }
             throw isDatabaseError(error) ? this.unreachable(error) : error;
         } finally {
             client.release();

@@ -14,7 +14,15 @@ export interface PluginOptions {
         spoolMaxBytes: number;
         /** Where the register of webhooks lives: this relay's SQLite file, or a PostgreSQL every relay shares. */
         driver: "sqlite" | "postgres";
-        postgres: { url: string; poolSize: number; connectionTimeoutMs: number; leaseMs: number; relayName: string };
+        postgres: {
+            url: string;
+            poolSize: number;
+            connectionTimeoutMs: number;
+            leaseMs: number;
+            relayName: string;
+            /** What a relay with webhooks of its own does with a shared register it did not follow before (contracts.ts). */
+            unknownRegister: "refuse" | "offer" | "adopt";
+        };
     };
     delivery: {
         timeoutMs: number;

@@ -54,6 +54,7 @@ export const configSchema = Joi.object({
             connectionTimeoutMs: positiveInteger.required(),
             leaseMs: positiveInteger.min(1_000).required(),
             relayName: Joi.string().allow("").max(200).required(),
+            unknownRegister: Joi.string().valid("refuse", "offer", "adopt").required(),
         }).required(),
     }).required(),
     delivery: Joi.object({

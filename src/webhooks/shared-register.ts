@@ -23,3 +23,6 @@ export interface SharedRegisterStore {
 
 /** The shared register could not be reached or written; the message says why, for a 503. */
 export class SharedRegisterError extends Error {}
+
+/** The shared register is not the one this relay followed, and its policy refuses it (an operator's decision). */
+export class RegisterRefusedError extends SharedRegisterError {}
