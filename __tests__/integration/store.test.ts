@@ -1,10 +1,10 @@
 import BetterSqlite3 from "better-sqlite3";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 
 import { MIGRATIONS } from "../../src/store/migrations";
-import { openEngineConnection, openStore, StoreOpenError } from "../../src/store/database";
+import { openEngineConnection, openStore, StoreOpenError, WAL_SIZE_LIMIT_BYTES } from "../../src/store/database";
 import { requestJson } from "../support/http";
 import { startPlugin } from "../support/plugin-harness";
 
@@ -40,6 +40,40 @@ describe("the SQLite register", () => {
             expect(engine.pragma("wal_autocheckpoint", { simple: true })).toBe(256);
             expect(engine.pragma("synchronous", { simple: true })).toBe(1); // NORMAL
         } finally {
+            engine.close();
+            store.close();
+        }
+    });
+
+    it("shrinks a WAL that a burst grew past its limit once a checkpoint lets it start again, on every connection that writes", () => {
+        const store = openStore(file);
+        const engine = openEngineConnection(file);
+        const checkpointer = new BetterSqlite3(file);
+        const wal = (): number => statSync(`${file}-wal`).size;
+        try {
+            for (const writer of [store.register, store.outbox, engine]) {
+                // A reader's snapshot holds the log, as the engine's reads do during a burst.
+                const reader = new BetterSqlite3(file);
+                reader.prepare("BEGIN").run();
+                reader.prepare("SELECT COUNT(*) FROM webhooks").get();
+                writer.exec("CREATE TABLE IF NOT EXISTS burst (body TEXT)");
+                const insert = writer.prepare("INSERT INTO burst (body) VALUES (?)");
+                writer.transaction(() => {
+                    for (let row = 0; row < (WAL_SIZE_LIMIT_BYTES * 1.5) / 4096; row++) {
+                        insert.run("x".repeat(4000));
+                    }
+                })();
+                expect(wal()).toBeGreaterThan(WAL_SIZE_LIMIT_BYTES);
+                reader.prepare("COMMIT").run();
+                reader.close();
+                checkpointer.pragma("wal_checkpoint(PASSIVE)");
+                // The next write starts the log again from its beginning, and cuts it to the limit.
+                writer.exec("DELETE FROM burst");
+                expect(wal()).toBeLessThanOrEqual(WAL_SIZE_LIMIT_BYTES);
+                checkpointer.pragma("wal_checkpoint(PASSIVE)");
+            }
+        } finally {
+            checkpointer.close();
             engine.close();
             store.close();
         }

@@ -26,8 +26,16 @@ export class StoreOpenError extends Error {
     }
 }
 
+/**
+ * The WAL's size once a checkpoint lets a writer start it again from its beginning. SQLite reuses a
+ * WAL but never shrinks it: one burst that outran the checkpoints (60,000 pings: 512 MB beside a
+ * 22 MB database) kept its size until the next start.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 32 * 1024 * 1024;
+
 const applyPragmas = (db: SqliteDatabase, synchronous: "FULL" | "NORMAL"): void => {
     db.pragma("journal_mode = WAL");
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     db.pragma(`synchronous = ${synchronous}`);
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
