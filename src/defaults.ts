@@ -67,6 +67,7 @@ export const defaults: RawOptions = {
     },
     limits: {
         bodyBytes: readNumber("MAX_BODY_BYTES", 65_536),
+        pingsPerMinute: readNumber("MAX_PINGS_PER_MINUTE", 10),
         conditions: readNumber("MAX_CONDITIONS", 50),
         regexpLength: readNumber("MAX_REGEXP_LENGTH", 256),
         regexpProgramSize: readNumber("MAX_REGEXP_PROGRAM_SIZE", 1000),

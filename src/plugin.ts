@@ -40,6 +40,7 @@ import { WriteBatcher } from "./store/write-batcher";
 import { WalletRoutes, walletRoutesPlugin } from "./wallets/wallet-routes";
 import { importArkRegister } from "./webhooks/ark-register-import";
 import { DeliveryService } from "./webhooks/delivery-service";
+import { PingLimiter } from "./webhooks/ping-limiter";
 import { RegisterRefusedError } from "./webhooks/shared-register";
 import { WebhookRegister } from "./webhooks/webhook-register";
 
@@ -164,6 +165,7 @@ export class WebhookPlugin {
         this.deliveries = new DeliveryService(
             this.outbox,
             (webhookId) => this.engine.wake([webhookId]),
+            new PingLimiter(options.limits.pingsPerMinute),
             this.sharedDeliveries,
         );
         this.spool = new JournalSpool(

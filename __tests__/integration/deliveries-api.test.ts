@@ -106,6 +106,35 @@ describe("the deliveries of a webhook over HTTP", () => {
         expect(receiver.requests[0].headers["webhook-id"]).toBe(response.body.data.id);
     });
 
+    it("answers a webhook's pings past limits.pingsPerMinute 429 with a Retry-After, owing nothing, and another webhook's pings as before", async () => {
+        const ping = (id: string) =>
+            requestJson<{ message?: string }>(`${running.url}/webhooks/${id}/ping`, { method: "POST" });
+        const statuses: number[] = [];
+        for (let index = 0; index < 10; index++) {
+            statuses.push((await ping(webhookId)).status);
+        }
+        expect(statuses).toEqual(Array(10).fill(202));
+
+        const refused = await ping(webhookId);
+        expect(refused.status).toBe(429);
+        expect(refused.body.message).toMatch(
+            new RegExp(
+                `^webhook ${webhookId} was pinged 10 times in the last minute \\(limits\\.pingsPerMinute\\): try again in \\d+ s$`,
+            ),
+        );
+        expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0);
+        const owed = await requestJson<{ meta: { totalCount: number } }>(
+            `${running.url}/webhooks/${webhookId}/deliveries`,
+        );
+        expect(owed.body.meta.totalCount).toBe(10);
+
+        const other = await requestJson<{ data: { id: string } }>(`${running.url}/webhooks`, {
+            method: "POST",
+            body: { event: "block.applied", target: receiver.url, conditions: [] },
+        });
+        expect((await ping(other.body.data.id)).status).toBe(202);
+    });
+
     it("answers 404 for a delivery of another webhook or none", async () => {
         const response = await requestJson<{ message: string }>(
             `${running.url}/webhooks/${webhookId}/deliveries/not-a-delivery`,

@@ -1,7 +1,8 @@
-import { request } from "http";
+import { IncomingHttpHeaders, request } from "http";
 
 export interface JsonResponse<T = unknown> {
     status: number;
+    headers: IncomingHttpHeaders;
     body: T;
     text: string;
 }
@@ -44,6 +45,7 @@ export const requestJson = <T = Record<string, unknown>>(
                     try {
                         resolve({
                             status: response.statusCode ?? 0,
+                            headers: response.headers,
                             body: (text ? JSON.parse(text) : undefined) as T,
                             text,
                         });

@@ -38,6 +38,8 @@ export interface PluginOptions {
     };
     limits: {
         bodyBytes: number;
+        /** Pings of one webhook in any 60 s (429 past it). */
+        pingsPerMinute: number;
         conditions: number;
         regexpLength: number;
         regexpProgramSize: number;

@@ -71,6 +71,7 @@ export const configSchema = Joi.object({
     }).required(),
     limits: Joi.object({
         bodyBytes: positiveInteger.required(),
+        pingsPerMinute: positiveInteger.required(),
         conditions: positiveInteger.required(),
         regexpLength: positiveInteger.required(),
         regexpProgramSize: positiveInteger.required(),

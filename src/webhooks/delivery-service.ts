@@ -3,6 +3,7 @@ import { newDeliveryId } from "../store/delivery-id";
 import { PING_EVENT } from "../events/catalogue";
 import { deliveryBody } from "../events/serialize-payload";
 import { DeliveryStore } from "../store/delivery-store";
+import { PingLimiter } from "./ping-limiter";
 
 /** The deliveries every relay shares (storage.driver "postgres"), as the API reads and redelivers them. */
 export interface SharedDeliveries {
@@ -23,6 +24,7 @@ export class DeliveryService {
         private readonly outbox: DeliveryStore,
         /** Tells the dispatcher that a webhook has a delivery due now. */
         private readonly wake: (webhookId: string) => void,
+        private readonly pings: PingLimiter,
         private readonly shared?: SharedDeliveries,
     ) {}
 
@@ -62,9 +64,10 @@ export class DeliveryService {
         return this.outbox.find(webhookId, deliveryId);
     }
 
-    /** Owes the webhook a `webhook.ping` delivery, due now. */
+    /** Owes the webhook a `webhook.ping` delivery, due now; PingLimitError past limits.pingsPerMinute. */
     public ping(webhookId: string): Delivery {
         const now = Date.now();
+        this.pings.take(webhookId, now);
         const id = newDeliveryId();
         const body = deliveryBody(PING_EVENT, now, { webhookId });
         this.outbox.add({ id, webhookId, event: PING_EVENT, body, createdAt: now });

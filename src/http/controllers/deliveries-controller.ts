@@ -3,6 +3,7 @@ import Hapi from "@hapi/hapi";
 
 import { Attempt, Delivery } from "../../contracts";
 import { DeliveryService } from "../../webhooks/delivery-service";
+import { PingLimitError } from "../../webhooks/ping-limiter";
 import { SharedRegisterError } from "../../webhooks/shared-register";
 import { WebhookRegister } from "../../webhooks/webhook-register";
 import { pageMeta } from "../pagination";
@@ -77,7 +78,16 @@ export class DeliveriesController {
 
     public ping(request: Hapi.Request, h: Hapi.ResponseToolkit) {
         const webhookId = this.existingWebhookId(request);
-        return h.response({ data: presentDelivery(this.deliveries.ping(webhookId)) }).code(202);
+        try {
+            return h.response({ data: presentDelivery(this.deliveries.ping(webhookId)) }).code(202);
+        } catch (error) {
+            if (error instanceof PingLimitError) {
+                const refusal = Boom.tooManyRequests(error.message);
+                refusal.output.headers["Retry-After"] = String(error.retryAfterSeconds);
+                throw refusal;
+            }
+            throw error;
+        }
     }
 
     private existingWebhookId(request: Hapi.Request): string {
