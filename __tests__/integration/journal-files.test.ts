@@ -136,6 +136,23 @@ describe("the journal's files", () => {
         expect(() => reader().oldest(1)).toThrow(notAFile);
     });
 
+    it("writes on into a folder made again when the journal's folder is deleted under it, groups included", () => {
+        const hook = addWebhookRow(store);
+        const running = writer();
+        running.append(eventFor([hook], 1));
+        rmSync(folder, { recursive: true, force: true });
+
+        running.append(eventFor([hook], 2));
+        running.append({ ...eventFor([], 3), deferredGroup: [hook] });
+        expect(readdirSync(folder).length).toBeGreaterThanOrEqual(2);
+
+        // Event 1 went with the folder before any reader opened its segment; nothing after it is lost.
+        const journal = reader();
+        expect(expandAll(journal)).toEqual([2, 3]);
+        journal.close();
+        running.close();
+    });
+
     it("skips a record torn by a crash at the end of a segment, and says so", () => {
         const hook = addWebhookRow(store);
         const first = writer();

@@ -188,7 +188,10 @@ export class JournalWriter {
     }
 
     private fdFor(recordBytes: number): number {
-        if (this.fd !== undefined && this.offset > 0 && this.offset + recordBytes > this.options.segmentBytes) {
+        const full = this.offset > 0 && this.offset + recordBytes > this.options.segmentBytes;
+        // A segment deleted under the writer (its folder removed by hand) takes every write without
+        // an error, into a file nobody can read any more: the next record goes to a new one.
+        if (this.fd !== undefined && (full || fstatSync(this.fd).nlink === 0)) {
             closeSync(this.fd);
             this.fd = undefined;
             this.segment++;
