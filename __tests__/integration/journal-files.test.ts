@@ -39,6 +39,8 @@ describe("the journal's files", () => {
     let store: StoreConnections;
     let skipped: Array<{ segment: number; bytes: number }>;
     let lostGroups: Array<{ segment: number; group: number }>;
+    let unreadable: string[];
+    let unreadablePassed: number;
 
     const writer = (segmentBytes = 64 * 1024 * 1024): JournalWriter =>
         new JournalWriter({ folder, segmentBytes, readCursor: journalCursorOf(store.outbox) });
@@ -47,6 +49,8 @@ describe("the journal's files", () => {
             folder,
             onSkipped: (segment, bytes) => skipped.push({ segment, bytes }),
             onGroupLost: (segment, group) => lostGroups.push({ segment, group }),
+            onGroupUnreadable: (error) => unreadable.push(error.message),
+            onUnreadableGroupsPassed: () => unreadablePassed++,
         });
     /** Moves everything readable into delivery rows, as the engine does; returns the event bodies' heights. */
     const expandAll = (journal: JournalReader): number[] => {
@@ -75,6 +79,8 @@ describe("the journal's files", () => {
         store = openStore(file);
         skipped = [];
         lostGroups = [];
+        unreadable = [];
+        unreadablePassed = 0;
     });
 
     afterEach(() => {
@@ -375,25 +381,54 @@ describe("the journal's files", () => {
         const files = writer();
         files.append(eventFor([hook], 1));
         files.append({ ...eventFor([hook], 2), deferredGroup: ["pattern-1"] });
-        const path = join(folder, "000000000001.group-1.json");
-        const text = readFileSync(path, "utf8");
-        // A directory in its place: reading it fails with EISDIR, an error that may pass.
-        rmSync(path);
-        mkdirSync(path);
+        // Too many open files: an error that passes.
+        const reads = jest.spyOn(fs, "readFileSync").mockImplementation(() => {
+            throw Object.assign(new Error("EMFILE: too many open files, open"), { code: "EMFILE" });
+        });
 
         const journal = reader();
-        expect(() => journal.oldest(10)).toThrow(/EISDIR/);
-        expect(() => journal.oldest(10)).toThrow(/EISDIR/);
-        rmSync(path, { recursive: true });
-        writeFileSync(path, text);
+        try {
+            expect(() => journal.oldest(10)).toThrow(/EMFILE/);
+            expect(() => journal.oldest(10)).toThrow(/EMFILE/);
+        } finally {
+            reads.mockRestore();
+        }
 
         expect(journal.oldest(10).map((entry) => [entry.createdAt, entry.deferred])).toEqual([
             [1, []],
             [2, ["pattern-1"]],
         ]);
         expect(lostGroups).toEqual([]);
+        expect(unreadable).toEqual([]);
         expect(expandAll(journal)).toEqual([1, 2]);
         expect(pendingIds(hook)).toHaveLength(2);
+        journal.close();
+        files.close();
+    });
+
+    it("passes over a deferred group that can never be read as it is, naming its file, and delivers everything else", () => {
+        const hook = addWebhookRow(store);
+        const files = writer(600);
+        files.append(eventFor([hook], 1));
+        files.append({ ...eventFor([hook], 2), deferred: ["out-of-time"], deferredGroup: ["pattern-1"] });
+        const path = join(folder, "000000000001.group-1.json");
+        // A folder in its place: reading it fails with EISDIR, every time.
+        rmSync(path);
+        mkdirSync(path);
+        Array.from({ length: 6 }, (_, index) => files.append(eventFor([hook], index + 3)));
+
+        const journal = reader();
+        expect(journal.oldest(10).map((entry) => [entry.createdAt, entry.deferred])).toEqual([
+            [1, []],
+            [2, ["out-of-time"]],
+            ...Array.from({ length: 6 }, (_, index) => [index + 3, []]),
+        ]);
+        expect(lostGroups).toEqual([{ segment: 1, group: 1 }]);
+        expect(unreadable).toEqual([expect.stringMatching(new RegExp(`^${path}: EISDIR`))]);
+        expect(expandAll(journal)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        expect(pendingIds(hook)).toHaveLength(8);
+        // Its segment passed and deleted: the storage is no longer degraded by it.
+        expect(unreadablePassed).toBe(1);
         journal.close();
         files.close();
     });

@@ -124,6 +124,8 @@ export class DeliveryEngine {
                     "error",
                     `journal segment ${segment}'s deferred group ${group} cannot be read (${reason}): its events are not delivered to the webhooks it listed (those without a condition or with a regexp one)`,
                 ),
+            onGroupUnreadable: (error) => health.failed("group", error),
+            onUnreadableGroupsPassed: () => health.succeeded("group"),
         });
         const register = new WebhookStore(this.db);
         const always = compileMatcher([], "any", { regexpInputChars: 0, regexps: new RegexpPool(0) });

@@ -35,7 +35,15 @@ export interface JournalReaderOptions {
      * that): the records referring to it owe nothing to its webhooks.
      */
     onGroupLost: (segment: number, group: number, reason: string) => void;
+    /** Told of a group's file that exists but can never be read as it is (a folder in its place, no permission). */
+    onGroupUnreadable: (error: Error) => void;
+    /** Told once the reader has passed every segment whose group it could not read. */
+    onUnreadableGroupsPassed: () => void;
 }
+
+// Errors that no retry mends: the file must be changed by someone. Others (too many open files,
+// an I/O error) may pass, and the journal waits for them rather than lose what its records owe.
+const LASTING_READ_ERRORS = new Set(["EISDIR", "EACCES", "EPERM", "ENOTDIR", "ELOOP", "ENAMETOOLONG"]);
 
 /** Reads the engine's cursor, committed in the SQLite file with the deliveries it made. */
 export const journalCursorOf = (db: SqliteDatabase): (() => JournalCursor) => {
@@ -63,6 +71,8 @@ export class JournalReader {
     private nextListingAt = 0;
     /** Deferred groups read, by segment and number. */
     private readonly groups = new Map<string, readonly string[]>();
+    /** Segments with a group that could not be read for good: storage is degraded until they are passed. */
+    private readonly unreadableSegments = new Set<number>();
 
     public constructor(
         db: SqliteDatabase,
@@ -180,26 +190,41 @@ export class JournalReader {
     }
 
     /**
-     * The group's ids, read once. A file gone or not a list of ids is lost for good (said once); any
-     * other failure to read it (a full table of open files, an I/O error) throws, and the journal
-     * waits for it rather than lose what its records owe.
+     * The group's ids, read once. A file gone, not a list of ids, or unreadable for good (a folder in
+     * its place, no permission) is lost (said once; the last is also storage degraded until the
+     * reader passes its segment): the records' other deliveries go on. Any other failure to read it
+     * (a full table of open files, an I/O error) throws, and the journal waits for it.
      */
     private groupOf(segment: number, group: number): readonly string[] {
         const key = `${segment}:${group}`;
         let ids = this.groups.get(key);
         if (!ids) {
+            const path = groupPath(this.options.folder, segment, group);
             let text: string | undefined;
+            let unreadable: Error | undefined;
             try {
-                text = readFileSync(groupPath(this.options.folder, segment, group), "utf8");
+                text = readFileSync(path, "utf8");
             } catch (error) {
-                if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+                const code = (error as NodeJS.ErrnoException).code ?? "";
+                if (code !== "ENOENT" && !LASTING_READ_ERRORS.has(code)) {
                     throw error;
+                }
+                if (code !== "ENOENT") {
+                    unreadable = Object.assign(new Error(`${path}: ${(error as Error).message}`), { code });
                 }
             }
             ids = text === undefined ? undefined : parseGroup(text);
             if (!ids) {
-                const reason = text === undefined ? "its file is gone" : "its file is not a list of webhook ids";
+                const reason = unreadable
+                    ? `its file cannot be read: ${unreadable.message}`
+                    : text === undefined
+                      ? "its file is gone"
+                      : "its file is not a list of webhook ids";
                 this.options.onGroupLost(segment, group, reason);
+                if (unreadable) {
+                    this.unreadableSegments.add(segment);
+                    this.options.onGroupUnreadable(unreadable);
+                }
                 ids = [];
             }
             this.groups.set(key, ids);
@@ -269,9 +294,21 @@ export class JournalReader {
     private deletePassedSegments(): void {
         for (const { segment, group } of listGroups(this.options.folder)) {
             if (segment < this.cursor.segment) {
-                unlinkSync(groupPath(this.options.folder, segment, group));
+                // A folder in a group's place is the operator's to remove: rmSync would take its contents too.
+                try {
+                    unlinkSync(groupPath(this.options.folder, segment, group));
+                } catch {
+                    // left where it is; its segment is passed all the same
+                }
                 this.groups.delete(`${segment}:${group}`);
             }
+        }
+        if (
+            this.unreadableSegments.size > 0 &&
+            [...this.unreadableSegments].every((segment) => segment < this.cursor.segment)
+        ) {
+            this.unreadableSegments.clear();
+            this.options.onUnreadableGroupsPassed();
         }
         for (const segment of listSegments(this.options.folder)) {
             if (segment >= this.cursor.segment) {

@@ -52,14 +52,16 @@ export interface HealthLogger {
  * failed until they write it; a part that only reports (a request, the retention purge) is cleared
  * by any write that goes through.
  */
-export type StoragePart = "journal" | "outcomes" | "deliveries" | "request" | "purge";
-const HOLDING_PARTS: ReadonlySet<StoragePart> = new Set(["journal", "outcomes"]);
+export type StoragePart = "journal" | "outcomes" | "deliveries" | "request" | "purge" | "group";
+// A group's file that cannot be read stays a failure until the engine passes its segment.
+const HOLDING_PARTS: ReadonlySet<StoragePart> = new Set(["journal", "outcomes", "group"]);
 const PART_LABELS: Record<StoragePart, string> = {
     journal: "the journal (events wait in the spool)",
     outcomes: "attempt outcomes (nothing is sent until they are written)",
     deliveries: "new deliveries (events wait in the journal)",
     request: "an API request",
     purge: "the retention purge",
+    group: "a deferred group of the journal (its events are not delivered to the webhooks it listed; every other delivery goes on)",
 };
 
 /**
