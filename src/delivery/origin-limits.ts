@@ -33,6 +33,11 @@ const START = 4;
 // An origin back at its starting limit is forgotten after this long without attempts: until then
 // its figures stay in the API and the metrics, where a scrape every few seconds can see them.
 const FORGET_AFTER_MS = 10 * 60_000;
+/**
+ * The longest a Retry-After pauses a whole origin: one tenant of a shared receiver host asking for a
+ * day would stop every other webhook on it. A longer delay still holds that delivery (retry-policy.ts).
+ */
+export const ORIGIN_PAUSE_CAP_MS = 5 * 60_000;
 // Latency this many times the baseline (and 5 ms above it) means the receiver queues: the limit
 // stops growing, and further up it shrinks.
 const HOLD_RATIO = 1.5;
@@ -112,7 +117,7 @@ export class OriginLimits {
         }
         const now = this.clock();
         if (result.kind === "response" && result.retryAfterMs !== undefined && isOverload(result)) {
-            state.pausedUntil = Math.max(state.pausedUntil, now + result.retryAfterMs);
+            state.pausedUntil = Math.max(state.pausedUntil, now + Math.min(result.retryAfterMs, ORIGIN_PAUSE_CAP_MS));
         }
         if (isOverload(result)) {
             this.decrease(state, DECREASE, now);

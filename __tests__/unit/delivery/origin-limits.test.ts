@@ -1,4 +1,4 @@
-import { OriginLimits } from "../../../src/delivery/origin-limits";
+import { ORIGIN_PAUSE_CAP_MS, OriginLimits } from "../../../src/delivery/origin-limits";
 import { AttemptResult } from "../../../src/delivery/retry-policy";
 
 const ORIGIN = "http://receiver.test";
@@ -102,6 +102,17 @@ describe("OriginLimits", () => {
         expect(limits.nextPauseEnd(clock.now, 60_000)).toBe(60_000);
         expect(limits.free(ORIGIN)).toBe(2);
         expect(limits.pausedUntil(ORIGIN)).toBe(0);
+    });
+
+    it("pauses the whole origin no longer than its cap, however long one answer's Retry-After", () => {
+        const clock = { now: 1_000 };
+        const limits = new OriginLimits({ floor: 1, ceiling: 64 }, () => clock.now);
+        limits.started(ORIGIN);
+        limits.finished(ORIGIN, { kind: "response", statusCode: 503, retryAfterMs: 99_999_999_000 }, 5);
+        expect(limits.pausedUntil(ORIGIN)).toBe(1_000 + ORIGIN_PAUSE_CAP_MS);
+        expect(ORIGIN_PAUSE_CAP_MS).toBe(5 * 60_000);
+        clock.now += ORIGIN_PAUSE_CAP_MS;
+        expect(limits.free(ORIGIN)).toBeGreaterThan(0);
     });
 
     it("stops growing, then shrinks, when the receiver's latency rises with the load", () => {
