@@ -126,3 +126,9 @@ export type RegisterState =
  * keeps its copy and writes nothing there; "offer" adds its copy to it; "adopt" replaces its copy.
  */
 export type UnknownRegisterPolicy = "refuse" | "offer" | "adopt";
+
+/** Journal records the engine found damaged and passed over since start, as `GET /api` and `/metrics` show them. */
+export interface JournalDamage {
+    records: number;
+    bytes: number;
+}

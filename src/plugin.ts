@@ -6,7 +6,7 @@ import { connectionConfig } from "./cluster/shared-database";
 import { RegisterFollower } from "./cluster/register-follower";
 import { decideOnSharedRegister } from "./cluster/register-identity";
 import { PluginOptions } from "./config/options";
-import { RegisterState, Webhook } from "./contracts";
+import { JournalDamage, RegisterState, Webhook } from "./contracts";
 import { Resolver } from "./delivery/sender";
 import { EngineCallbacks, EngineHandle } from "./engine/engine-handle";
 import { InlineEngine } from "./engine/inline-engine";
@@ -95,6 +95,8 @@ export class WebhookPlugin {
     public readonly listener: KernelEventListener;
     /** Everything after "this event is owed", in a thread of its own. */
     public readonly engine: EngineHandle;
+    /** Journal records the engine passed over as damaged since start (GET /api, /metrics). */
+    private readonly journalDamage: JournalDamage = { records: 0, bytes: 0 };
     public readonly deliveries: DeliveryService;
     private readonly writes: WriteBatcher;
     private server: Hapi.Server | undefined;
@@ -364,6 +366,10 @@ export class WebhookPlugin {
                 return changed;
             },
             health: this.health,
+            journalDamaged: (bytes) => {
+                this.journalDamage.records++;
+                this.journalDamage.bytes += bytes;
+            },
             log: (level, message) => logger[level](`${name} ${message}`),
         };
         const setup = { file: environment.file, options, userAgent: `${name}/${environment.version}` };
@@ -397,6 +403,7 @@ export class WebhookPlugin {
                         journalBacklog: () => journal.backlog(),
                         origins: () => engine.origins(),
                         engine: () => ({ running: engine.running, restarts: engine.restarts }),
+                        journalDamage: () => ({ ...this.journalDamage }),
                     }),
                 );
                 registerWebhookRoutes(server, new WebhooksController(register, prefix), limits);
@@ -414,6 +421,7 @@ export class WebhookPlugin {
                 spool: () => spool.stats(),
                 storage: () => health.snapshot(),
                 engine: () => ({ running: engine.running, restarts: engine.restarts }),
+                journalDamage: () => ({ ...this.journalDamage }),
                 engineMetrics: () => engine.metrics(),
             }),
         );

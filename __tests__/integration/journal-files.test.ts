@@ -41,6 +41,8 @@ describe("the journal's files", () => {
     let lostGroups: Array<{ segment: number; group: number }>;
     let unreadable: string[];
     let unreadablePassed: number;
+    let damaged: Array<{ segment: number; offset: number; bytes: number }>;
+    let segmentsLost: Array<{ segment: number; reason: string }>;
 
     const writer = (segmentBytes = 64 * 1024 * 1024): JournalWriter =>
         new JournalWriter({ folder, segmentBytes, readCursor: journalCursorOf(store.outbox) });
@@ -48,6 +50,8 @@ describe("the journal's files", () => {
         new JournalReader(store.outbox, new EventJournal(store.outbox), {
             folder,
             onSkipped: (segment, bytes) => skipped.push({ segment, bytes }),
+            onDamaged: (segment, offset, bytes) => damaged.push({ segment, offset, bytes }),
+            onSegmentLost: (segment, reason) => segmentsLost.push({ segment, reason }),
             onGroupLost: (segment, group) => lostGroups.push({ segment, group }),
             onGroupUnreadable: (error) => unreadable.push(error.message),
             onUnreadableGroupsPassed: () => unreadablePassed++,
@@ -81,6 +85,8 @@ describe("the journal's files", () => {
         lostGroups = [];
         unreadable = [];
         unreadablePassed = 0;
+        damaged = [];
+        segmentsLost = [];
     });
 
     afterEach(() => {
@@ -177,6 +183,118 @@ describe("the journal's files", () => {
         expect(skipped).toEqual([{ segment: 1, bytes: torn.length - 5 }]);
         expect(pendingIds(hook)).toHaveLength(2);
         journal.close();
+        second.close();
+    });
+
+    /** Appends events 1..count to one segment; returns each record's offset and length. */
+    const backlogOf = (
+        journalWriter: JournalWriter,
+        hook: string,
+        count: number,
+    ): Array<{ offset: number; length: number }> => {
+        let offset = 0;
+        return Array.from({ length: count }, (_, index) => {
+            const event = eventFor([hook], index + 1);
+            journalWriter.append(event);
+            const length = encodeRecord(event).length;
+            offset += length;
+            return { offset: offset - length, length };
+        });
+    };
+
+    it("passes over only a record whose checksum is wrong (a flipped byte), reads on from the next, and says which", () => {
+        const hook = addWebhookRow(store);
+        const first = writer();
+        const records = backlogOf(first, hook, 1000);
+        const damagedRecord = records[99];
+        const file = fs.openSync(segmentPath(folder, 1), "r+");
+        const byte = Buffer.alloc(1);
+        fs.readSync(file, byte, 0, 1, damagedRecord.offset + 20);
+        fs.writeSync(file, Buffer.from([byte[0] ^ 0xff]), 0, 1, damagedRecord.offset + 20);
+        fs.closeSync(file);
+
+        const journal = reader();
+        const heights = expandAll(journal);
+        expect(heights).toHaveLength(999);
+        expect(heights).not.toContain(100);
+        expect(heights).toEqual([
+            ...Array.from({ length: 99 }, (_, i) => i + 1),
+            ...Array.from({ length: 900 }, (_, i) => i + 101),
+        ]);
+        expect(damaged).toEqual([{ segment: 1, offset: damagedRecord.offset, bytes: damagedRecord.length }]);
+        expect(skipped).toEqual([]);
+        journal.close();
+        first.close();
+    });
+
+    it("passes over a record whose length is wrong once the segment is finished, unlike a record torn at its end", () => {
+        const hook = addWebhookRow(store);
+        const first = writer();
+        const records = backlogOf(first, hook, 50);
+        const file = fs.openSync(segmentPath(folder, 1), "r+");
+        // A length that runs past the segment's end: read alone, it looks like a record still being written.
+        fs.writeSync(file, Buffer.from([0xff, 0xff, 0xff, 0x0f]), 0, 4, records[9].offset);
+        fs.closeSync(file);
+        first.close();
+        const second = writer();
+        second.append(eventFor([hook], 51));
+
+        const journal = reader();
+        const heights = expandAll(journal);
+        expect(heights).toEqual([
+            ...Array.from({ length: 9 }, (_, i) => i + 1),
+            ...Array.from({ length: 41 }, (_, i) => i + 11),
+        ]);
+        expect(damaged).toEqual([{ segment: 1, offset: records[9].offset, bytes: records[9].length }]);
+        expect(skipped).toEqual([]);
+        journal.close();
+        second.close();
+    });
+
+    it("says so when a segment it had read part of is cut short", () => {
+        const hook = addWebhookRow(store);
+        const first = writer();
+        backlogOf(first, hook, 10);
+        const journal = reader();
+        journal.commit(journal.oldest(4));
+        journal.close();
+        first.close();
+        fs.truncateSync(segmentPath(folder, 1), 0);
+        const second = writer();
+        second.append(eventFor([hook], 11));
+
+        const again = reader();
+        expect(expandAll(again)).toEqual([11]);
+        expect(segmentsLost).toEqual([
+            { segment: 1, reason: expect.stringMatching(/^it holds 0 bytes, and \d+ had been read: it was cut short/) },
+        ]);
+        again.close();
+        second.close();
+    });
+
+    it("says so when a segment it had read part of is gone", () => {
+        const hook = addWebhookRow(store);
+        const first = writer();
+        backlogOf(first, hook, 10);
+        const journal = reader();
+        journal.commit(journal.oldest(4));
+        journal.close();
+        first.close();
+        rmSync(segmentPath(folder, 1));
+        const second = writer();
+        second.append(eventFor([hook], 11));
+
+        const again = reader();
+        expect(expandAll(again)).toEqual([11]);
+        expect(segmentsLost).toEqual([
+            {
+                segment: 1,
+                reason: expect.stringMatching(
+                    /^it is gone, and \d+ bytes of it had been read: the events after them are lost$/,
+                ),
+            },
+        ]);
+        again.close();
         second.close();
     });
 

@@ -36,6 +36,8 @@ export interface EngineHost {
     disable(webhookId: string, reason: string): Promise<boolean>;
     storageFailed(part: StoragePart, error: unknown): void;
     storageSucceeded(part: StoragePart): void;
+    /** A damaged journal record of `bytes` was passed over (see JournalReader). */
+    journalDamaged(bytes: number): void;
     log(level: LogLevel, message: string): void;
 }
 
@@ -124,6 +126,15 @@ export class DeliveryEngine {
                     "error",
                     `journal segment ${segment}'s deferred group ${group} cannot be read (${reason}): its events are not delivered to the webhooks it listed (those without a condition or with a regexp one)`,
                 ),
+            onDamaged: (segment, offset, bytes) => {
+                host.journalDamaged(bytes);
+                host.log(
+                    "error",
+                    `journal segment ${segment} has a damaged record at byte ${offset}: ${bytes} bytes passed over to the next record that reads whole; the event in them is lost`,
+                );
+            },
+            onSegmentLost: (segment, reason) =>
+                host.log("error", `journal segment ${segment}, which the engine still needed: ${reason}`),
             onGroupUnreadable: (error) => health.failed("group", error),
             onUnreadableGroupsPassed: () => health.succeeded("group"),
         });

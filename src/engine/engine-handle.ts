@@ -26,5 +26,7 @@ export interface EngineCallbacks {
     isHeard?: (name: string) => boolean;
     disableWebhook: (webhookId: string, reason: string) => Promise<boolean>;
     health: Pick<StorageHealth, "failed" | "succeeded">;
+    /** A damaged journal record of `bytes` was passed over. */
+    journalDamaged: (bytes: number) => void;
     log: (level: LogLevel, message: string) => void;
 }

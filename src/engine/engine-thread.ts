@@ -76,6 +76,7 @@ const host: EngineHost = {
         }),
     storageFailed: (part, error) => say({ kind: "storage-failed", part, error: shapeOf(error) }),
     storageSucceeded: (part) => say({ kind: "storage-succeeded", part }),
+    journalDamaged: (bytes) => say({ kind: "journal-damaged", bytes }),
     log: (level, message) => say({ kind: "log", level, message }),
 };
 

@@ -29,6 +29,7 @@ export class InlineEngine implements EngineHandle {
             disable: (webhookId, reason) => callbacks.disableWebhook(webhookId, reason),
             storageFailed: (part, error) => callbacks.health.failed(part, error),
             storageSucceeded: (part) => callbacks.health.succeeded(part),
+            journalDamaged: (bytes) => callbacks.journalDamaged(bytes),
             log: callbacks.log,
         });
         engine.start();

@@ -54,5 +54,6 @@ export type FromEngine =
     | { kind: "disable"; requestId: number; webhookId: string; reason: string }
     | { kind: "storage-failed"; part: StoragePart; error: StorageErrorShape }
     | { kind: "storage-succeeded"; part: StoragePart }
+    | { kind: "journal-damaged"; bytes: number }
     | { kind: "log"; level: LogLevel; message: string }
     | { kind: "answer"; requestId: number; origins?: OriginLoad[]; metrics?: string };

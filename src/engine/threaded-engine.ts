@@ -264,6 +264,8 @@ export class ThreadedEngine implements EngineHandle {
                 return;
             case "storage-succeeded":
                 return callbacks.health.succeeded(message.part);
+            case "journal-damaged":
+                return callbacks.journalDamaged(message.bytes);
             case "log":
                 return callbacks.log(message.level, message.message);
             case "answer":

@@ -7,6 +7,7 @@ import {
     decodeRecord,
     DecodedRecord,
     groupPath,
+    HEADER_BYTES,
     listGroups,
     listSegments,
     openJournalFile,
@@ -30,6 +31,13 @@ export interface JournalReaderOptions {
     folder: string;
     /** Told of bytes skipped at the end of a segment (a record torn by a crash). */
     onSkipped: (segment: number, bytes: number) => void;
+    /**
+     * Told of bytes skipped inside a segment: a record whose length or checksum is wrong (damaged on
+     * disk, or by hand), passed over to the next record that reads whole.
+     */
+    onDamaged: (segment: number, offset: number, bytes: number) => void;
+    /** Told of a segment gone or cut short before the reader had read all of it. */
+    onSegmentLost: (segment: number, reason: string) => void;
     /**
      * Told of a deferred group whose file is gone or damaged (only something outside the plugin does
      * that): the records referring to it owe nothing to its webhooks.
@@ -172,6 +180,9 @@ export class JournalReader {
                 this.reading = { segment: this.reading.segment, offset: this.reading.offset + start };
                 return true;
             }
+            if (decoded.kind === "invalid") {
+                return this.resynchronise(fd, this.laterSegment() !== undefined);
+            }
             if (decoded.kind === "incomplete" && decoded.needs > this.buffer.length) {
                 this.buffer = Buffer.allocUnsafe(decoded.needs);
                 length = readSync(fd, this.buffer, 0, this.buffer.length, this.reading.offset);
@@ -245,13 +256,55 @@ export class JournalReader {
         if (readSync(fd, this.buffer, 0, this.buffer.length, this.reading.offset) > leftBytes) {
             return true;
         }
-        const skipped = fstatSync(fd).size - this.reading.offset;
+        const size = fstatSync(fd).size;
+        if (size < this.reading.offset) {
+            this.options.onSegmentLost(
+                this.reading.segment,
+                `it holds ${size} bytes, and ${this.reading.offset} had been read: it was cut short, and the events in what is gone are lost`,
+            );
+        }
+        const skipped = size - this.reading.offset;
+        // A record whose length is damaged reads as one not yet written whole: a record that reads
+        // whole after it tells damage from a record torn at the end by a crash.
+        if (skipped > 0 && this.resynchronise(fd, true, false)) {
+            return true;
+        }
         if (skipped > 0) {
             this.options.onSkipped(this.reading.segment, skipped);
         }
         closeSync(fd);
         this.fd = undefined;
         this.reading = { segment: later, offset: 0 };
+        return true;
+    }
+
+    /**
+     * Passes over damaged bytes at the reading position to the next record that reads whole (its
+     * length, checksum and head all right: a false match is a 1 in 2^32 chance and more). Without
+     * one, what is left of a finished segment is damage too (unless `toTheEnd` is false: the caller
+     * then tells a torn end), and in the segment being written the reader waits at its end for the
+     * next record. true when the reading position moved.
+     */
+    private resynchronise(fd: number, finished: boolean, toTheEnd = true): boolean {
+        const { segment, offset } = this.reading;
+        const rest = Buffer.allocUnsafe(Math.max(0, fstatSync(fd).size - offset));
+        const length = readSync(fd, rest, 0, rest.length, offset);
+        for (let at = 1; at + HEADER_BYTES <= length; at++) {
+            if (decodeRecord(rest, at, length).kind === "record") {
+                this.options.onDamaged(segment, offset, at);
+                this.reading = { segment, offset: offset + at };
+                return true;
+            }
+        }
+        if (!toTheEnd || length === 0) {
+            return false;
+        }
+        this.options.onDamaged(segment, offset, length);
+        if (finished) {
+            this.reading = { segment, offset: offset + length };
+            return this.nextSegment(fd, 0);
+        }
+        this.reading = { segment, offset: offset + length };
         return true;
     }
 
@@ -284,6 +337,12 @@ export class JournalReader {
             const later = listSegments(this.options.folder).find((segment) => segment > this.reading.segment);
             if (later === undefined) {
                 return undefined;
+            }
+            if (this.reading.offset > 0) {
+                this.options.onSegmentLost(
+                    this.reading.segment,
+                    `it is gone, and ${this.reading.offset} bytes of it had been read: the events after them are lost`,
+                );
             }
             this.reading = { segment: later, offset: 0 };
         }

@@ -1,7 +1,7 @@
 import Hapi from "@hapi/hapi";
 import { Counter, Gauge, Registry } from "prom-client";
 
-import { SpoolStats, StorageState } from "../../contracts";
+import { JournalDamage, SpoolStats, StorageState } from "../../contracts";
 import { ListenerStats } from "../../events/listener";
 
 /** What the node's thread knows: the listener, the journal, the storage and the engine's thread. */
@@ -11,6 +11,7 @@ export interface NodeThreadProbes {
     spool: () => SpoolStats;
     storage: () => StorageState;
     engine: () => { running: boolean; restarts: number };
+    journalDamage: () => JournalDamage;
     /** The engine's own metrics, in Prometheus text, from its thread. */
     engineMetrics: () => Promise<string>;
 }
@@ -101,6 +102,12 @@ export class MetricsController {
         );
         gaugeOf(registry, "storage_degraded", "1 while the database file refuses writes", () =>
             probes.storage().state === "degraded" ? 1 : 0,
+        );
+        totalOf(
+            registry,
+            "journal_damaged_records_total",
+            "Journal records found damaged (wrong length or checksum) and passed over; their events are lost",
+            () => probes.journalDamage().records,
         );
         gaugeOf(registry, "engine_up", "1 while the delivery engine's thread runs", () =>
             probes.engine().running ? 1 : 0,

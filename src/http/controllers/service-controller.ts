@@ -1,4 +1,4 @@
-import { OriginLoad, RegisterState, SpoolStats, StorageState } from "../../contracts";
+import { JournalDamage, OriginLoad, RegisterState, SpoolStats, StorageState } from "../../contracts";
 import { ListenerStats } from "../../events/listener";
 
 export interface ServiceInfo {
@@ -18,6 +18,8 @@ export interface ServiceProbes {
     origins: () => Promise<OriginLoad[]>;
     /** Whether the delivery engine's thread runs, and how often it was started again. */
     engine: () => { running: boolean; restarts: number };
+    /** Journal records the engine found damaged and passed over since start. */
+    journalDamage: () => JournalDamage;
 }
 
 const orNull = (read: () => number): number | null => {
@@ -49,6 +51,7 @@ export class ServiceController {
                 deliveries: {
                     pending: orNull(this.probes.pendingDeliveries),
                     journaled: orNull(this.probes.journalBacklog),
+                    journalDamaged: this.probes.journalDamage(),
                     engine: this.probes.engine(),
                     origins,
                 },
