@@ -26,12 +26,12 @@ import { createWebhookSchema } from "./http/schemas/webhook";
 import { createHttpServer } from "./http/server";
 import { ThrottledLog } from "./logging/throttled-log";
 import { Checkpointer } from "./store/checkpointer";
-import { openStore, resumeAutoCheckpoints, StoreConnections } from "./store/database";
+import { openStore, resumeAutoCheckpoints, StoreConnections, StoreOpenError } from "./store/database";
 import { deliveryIdScheme } from "./store/delivery-id";
 import { DeliveryStore } from "./store/delivery-store";
 import { followedRegister, importDone, markFollowedRegister, markImportDone } from "./store/imports";
 import { journalCursorOf } from "./store/journal-reader";
-import { journalFolderOf } from "./store/journal-segments";
+import { registerLostReason, journalFolderOf } from "./store/journal-segments";
 import { JournalSpool } from "./store/journal-spool";
 import { JournalWriter } from "./store/journal-writer";
 import { isStorageError, StorageHealth } from "./store/storage-health";
@@ -112,6 +112,10 @@ export class WebhookPlugin {
         private readonly environment: PluginEnvironment,
     ) {
         const { logger, name } = environment;
+        const lost = registerLostReason(environment.file);
+        if (lost !== undefined) {
+            throw new StoreOpenError(environment.file, lost);
+        }
         this.store = openStore(environment.file);
         this.health = new StorageHealth(environment.file, {
             info: (message) => logger.info(`${name} ${message}`),

@@ -1,5 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 
@@ -107,6 +107,23 @@ describe("the SQLite register", () => {
             );
         },
     );
+
+    it("refuses to start with an empty register where its journal says a register existed, until the journal is moved away too", async () => {
+        const first = await startPlugin({}, { dir });
+        await first.stop({ keepFiles: true });
+        for (const name of ["webhooks.sqlite", "webhooks.sqlite-wal", "webhooks.sqlite-shm"]) {
+            rmSync(join(dir, name), { force: true });
+        }
+
+        await expect(startPlugin({}, { dir })).rejects.toThrow(
+            /cannot use its database file .*webhooks\.sqlite: it is gone, but its journal \(.*webhooks\.sqlite\.events\) is there, so a register existed/,
+        );
+        expect(existsSync(join(dir, "webhooks.sqlite"))).toBe(false);
+
+        renameSync(join(dir, "webhooks.sqlite.events"), join(dir, "journal-of-the-lost-register"));
+        const fresh = await startPlugin({}, { dir });
+        await fresh.stop();
+    });
 
     it("stops the plugin, naming the file, when the file cannot be opened", async () => {
         writeFileSync(file, "a file where the plugin's folder would have to be");

@@ -1,4 +1,4 @@
-import { openSync, readdirSync, statSync } from "fs";
+import { existsSync, openSync, readdirSync, statSync } from "fs";
 import { join } from "path";
 import { crc32 } from "zlib";
 
@@ -21,6 +21,18 @@ const SEGMENT_NAME = /^(\d{12})\.log$/;
 const GROUP_NAME = /^(\d{12})\.group-(\d+)\.json$/;
 
 const segmentName = (segment: number): string => String(segment).padStart(12, "0");
+
+/**
+ * Why a start must not create an empty register here, if it must not: the journal's folder is made
+ * with the register, so a folder without its file says the file was deleted or moved.
+ */
+export const registerLostReason = (file: string): string | undefined => {
+    const folder = journalFolderOf(file);
+    if (existsSync(file) || !existsSync(folder)) {
+        return undefined;
+    }
+    return `it is gone, but its journal (${folder}) is there, so a register existed: it was deleted or moved. Restore it (with its -wal file, if any), or, to start with an empty register, move the journal's folder away too`;
+};
 
 export const segmentPath = (folder: string, segment: number): string => join(folder, `${segmentName(segment)}.log`);
 
