@@ -134,6 +134,7 @@ export class WebhookPlugin {
                     resumeAutoCheckpoints(this.store);
                 }
             },
+            onFileGone: (reason) => this.health.failed("file", new Error(reason)),
         });
         this.index = new WebhookIndex(
             {

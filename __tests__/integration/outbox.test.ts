@@ -1,6 +1,6 @@
 import { execFileSync } from "child_process";
 import { randomUUID } from "crypto";
-import { mkdtempSync, rmSync, statSync } from "fs";
+import { copyFileSync, mkdtempSync, readdirSync, readlinkSync, renameSync, rmSync, statSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 
@@ -394,7 +394,12 @@ describe("the checkpointer", () => {
         const file = join(dir, "webhooks.sqlite");
         const store = openStore(file);
         const failures: string[] = [];
-        const checkpointer = new Checkpointer({ file, intervalMs: 50, onFailure: (reason) => failures.push(reason) });
+        const checkpointer = new Checkpointer({
+            file,
+            intervalMs: 50,
+            onFailure: (reason) => failures.push(reason),
+            onFileGone: (reason) => failures.push(reason),
+        });
         try {
             expect(store.outbox.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
             const sizeBefore = statSync(file).size;
@@ -416,6 +421,54 @@ describe("the checkpointer", () => {
 
             expect(grown).toBeGreaterThan(sizeBefore * 4);
             expect(failures).toEqual([]);
+        } finally {
+            await checkpointer.stop();
+            store.close();
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it.each([
+        [
+            "deleted",
+            (file: string) => rmSync(file),
+            /cannot be found any more \(ENOENT\): it was deleted or moved while in use/,
+        ],
+        [
+            "replaced",
+            (file: string) => {
+                copyFileSync(file, `${file}.copy`);
+                renameSync(`${file}.copy`, file);
+            },
+            /was replaced by another file while in use/,
+        ],
+    ])("says once that the database file was %s while in use", async (_what, change, said) => {
+        const dir = mkdtempSync(join(tmpdir(), "cww-checkpoint-"));
+        const file = join(dir, "webhooks.sqlite");
+        const store = openStore(file);
+        const gone: string[] = [];
+        const checkpointer = new Checkpointer({
+            file,
+            intervalMs: 20,
+            onFailure: () => undefined,
+            onFileGone: (reason) => gone.push(reason),
+        });
+        /** Descriptors of this process open on the file: the store's two, and the thread's once it runs. */
+        const openOnFile = (): number =>
+            readdirSync("/proc/self/fd").filter((fd) => {
+                try {
+                    return readlinkSync(`/proc/self/fd/${fd}`) === file;
+                } catch {
+                    return false;
+                }
+            }).length;
+        try {
+            checkpointer.start();
+            await eventually(async () => (openOnFile() >= 3 ? true : undefined), { timeoutMs: 10_000, intervalMs: 20 });
+            change(file);
+            await eventually(async () => (gone.length > 0 ? true : undefined), { timeoutMs: 10_000, intervalMs: 20 });
+            expect(gone[0]).toMatch(said);
+            expect(gone[0]).toContain(file);
         } finally {
             await checkpointer.stop();
             store.close();
@@ -448,6 +501,7 @@ describe("the checkpointer", () => {
             file: join(dir, "no-such-folder", "webhooks.sqlite"),
             intervalMs: 50,
             onFailure: (reason) => failures.push(reason),
+            onFileGone: (reason) => failures.push(reason),
         });
         try {
             checkpointer.start();

@@ -5,7 +5,7 @@ import { join } from "path";
 
 import { MIGRATIONS } from "../../src/store/migrations";
 import { openEngineConnection, openStore, StoreOpenError, WAL_SIZE_LIMIT_BYTES } from "../../src/store/database";
-import { requestJson } from "../support/http";
+import { eventually, requestJson } from "../support/http";
 import { startPlugin } from "../support/plugin-harness";
 
 describe("the SQLite register", () => {
@@ -123,6 +123,29 @@ describe("the SQLite register", () => {
         renameSync(join(dir, "webhooks.sqlite.events"), join(dir, "journal-of-the-lost-register"));
         const fresh = await startPlugin({}, { dir });
         await fresh.stop();
+    });
+
+    it("says storage degraded, naming the file, when the database file is deleted while the plugin runs", async () => {
+        const running = await startPlugin({}, { dir });
+        try {
+            for (const name of ["webhooks.sqlite", "webhooks.sqlite-wal", "webhooks.sqlite-shm"]) {
+                rmSync(join(dir, name), { force: true });
+            }
+            const storage = await eventually(
+                async () => {
+                    const status = await requestJson<{ data: { storage: { state: string; cause: string | null } } }>(
+                        running.url,
+                    );
+                    return status.body.data.storage.state === "degraded" ? status.body.data.storage : undefined;
+                },
+                { timeoutMs: 15_000, intervalMs: 100 },
+            );
+            expect(storage.cause).toMatch(
+                /webhooks\.sqlite cannot be found any more \(ENOENT\): it was deleted or moved while in use/,
+            );
+        } finally {
+            await running.stop();
+        }
     });
 
     it("stops the plugin, naming the file, when the file cannot be opened", async () => {

@@ -12,6 +12,8 @@ export interface CheckpointerOptions {
     niceness?: number;
     /** Called when the worker cannot checkpoint; the connections then go back to checkpointing themselves. */
     onFailure: (reason: string) => void;
+    /** Called once when the database file was deleted, moved or replaced while in use. */
+    onFileGone: (reason: string) => void;
 }
 
 /** Checkpoints the WAL from a worker thread, so that no commit on the event loop ever does. */
@@ -25,7 +27,11 @@ export class Checkpointer {
     public start(): void {
         const data: CheckpointWorkerData = { file: this.options.file, intervalMs: this.options.intervalMs };
         const worker = spawnWorker("checkpoint-worker", data, undefined, this.options.niceness);
-        worker.on("message", (message: FromCheckpointer) => this.options.onFailure(message.reason));
+        worker.on("message", (message: FromCheckpointer) =>
+            message.kind === "file-gone"
+                ? this.options.onFileGone(message.reason)
+                : this.options.onFailure(message.reason),
+        );
         worker.on("error", (error) => this.options.onFailure(String(error)));
         this.exited = new Promise((resolve) => worker.once("exit", () => resolve()));
         worker.unref();

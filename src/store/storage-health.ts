@@ -52,15 +52,17 @@ export interface HealthLogger {
  * failed until they write it; a part that only reports (a request, the retention purge) is cleared
  * by any write that goes through.
  */
-export type StoragePart = "journal" | "outcomes" | "deliveries" | "request" | "purge" | "group";
-// A group's file that cannot be read stays a failure until the engine passes its segment.
-const HOLDING_PARTS: ReadonlySet<StoragePart> = new Set(["journal", "outcomes", "group"]);
+export type StoragePart = "journal" | "outcomes" | "deliveries" | "request" | "purge" | "group" | "file";
+// A group's file that cannot be read stays a failure until the engine passes its segment; a database
+// file deleted or replaced while in use, until the restart that must follow.
+const HOLDING_PARTS: ReadonlySet<StoragePart> = new Set(["journal", "outcomes", "group", "file"]);
 const PART_LABELS: Record<StoragePart, string> = {
     journal: "the journal (events wait in the spool)",
     outcomes: "attempt outcomes (nothing is sent until they are written)",
     deliveries: "new deliveries (events wait in the journal)",
     request: "an API request",
     purge: "the retention purge",
+    file: "every write (they go to a file no longer in its place: restore it and restart)",
     group: "a deferred group of the journal (its events are not delivered to the webhooks it listed; every other delivery goes on)",
 };
 

@@ -1,4 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
+import { statSync } from "fs";
 import { parentPort, workerData } from "worker_threads";
 
 import { CheckpointWorkerData, FromCheckpointer, ToCheckpointer } from "./messages";
@@ -9,6 +10,10 @@ const { file, intervalMs } = workerData as CheckpointWorkerData;
 const port = parentPort;
 const db = new BetterSqlite3(file);
 db.pragma("busy_timeout = 5000");
+// The file this run opened: deleted or replaced while in use, every write still goes to the old
+// inode, and the next start would find another file or none.
+const openedInode = statSync(file).ino;
+let fileGoneSaid = false;
 
 const say = (message: FromCheckpointer): void => port?.postMessage(message);
 
@@ -18,8 +23,27 @@ const say = (message: FromCheckpointer): void => port?.postMessage(message);
 const RETRY_AFTER_FAILURE_MS = 50;
 let failing = false;
 
+const checkFile = (): void => {
+    if (fileGoneSaid) {
+        return;
+    }
+    let reason: string | undefined;
+    try {
+        if (statSync(file).ino !== openedInode) {
+            reason = `${file} was replaced by another file while in use`;
+        }
+    } catch (error) {
+        reason = `${file} cannot be found any more (${(error as NodeJS.ErrnoException).code ?? String(error)}): it was deleted or moved while in use`;
+    }
+    if (reason !== undefined) {
+        fileGoneSaid = true;
+        say({ kind: "file-gone", reason });
+    }
+};
+
 /** true when the log was checkpointed. */
 const checkpoint = (): boolean => {
+    checkFile();
     try {
         db.pragma("wal_checkpoint(PASSIVE)");
         failing = false;

@@ -10,4 +10,4 @@ export interface CheckpointWorkerData {
 export type ToCheckpointer = { kind: "stop" };
 
 /** From the checkpoint thread to the plugin. */
-export type FromCheckpointer = { kind: "failed"; reason: string };
+export type FromCheckpointer = { kind: "failed"; reason: string } | { kind: "file-gone"; reason: string };
