@@ -251,7 +251,18 @@ describe("the journal's files", () => {
         second.close();
     });
 
-    it("says so when a segment it had read part of is cut short", () => {
+    it.each([
+        [
+            "cut short",
+            (path: string) => fs.truncateSync(path, 0),
+            /^it holds 0 bytes, and \d+ had been read: it was cut short/,
+        ],
+        [
+            "gone",
+            (path: string) => rmSync(path),
+            /^it is gone, and \d+ bytes of it had been read: the events after them are lost$/,
+        ],
+    ])("says so when a segment it had read part of is %s", (_what, damage, reason) => {
         const hook = addWebhookRow(store);
         const first = writer();
         backlogOf(first, hook, 10);
@@ -259,41 +270,13 @@ describe("the journal's files", () => {
         journal.commit(journal.oldest(4));
         journal.close();
         first.close();
-        fs.truncateSync(segmentPath(folder, 1), 0);
+        damage(segmentPath(folder, 1));
         const second = writer();
         second.append(eventFor([hook], 11));
 
         const again = reader();
         expect(expandAll(again)).toEqual([11]);
-        expect(segmentsLost).toEqual([
-            { segment: 1, reason: expect.stringMatching(/^it holds 0 bytes, and \d+ had been read: it was cut short/) },
-        ]);
-        again.close();
-        second.close();
-    });
-
-    it("says so when a segment it had read part of is gone", () => {
-        const hook = addWebhookRow(store);
-        const first = writer();
-        backlogOf(first, hook, 10);
-        const journal = reader();
-        journal.commit(journal.oldest(4));
-        journal.close();
-        first.close();
-        rmSync(segmentPath(folder, 1));
-        const second = writer();
-        second.append(eventFor([hook], 11));
-
-        const again = reader();
-        expect(expandAll(again)).toEqual([11]);
-        expect(segmentsLost).toEqual([
-            {
-                segment: 1,
-                reason: expect.stringMatching(
-                    /^it is gone, and \d+ bytes of it had been read: the events after them are lost$/,
-                ),
-            },
-        ]);
+        expect(segmentsLost).toEqual([{ segment: 1, reason: expect.stringMatching(reason) }]);
         again.close();
         second.close();
     });
