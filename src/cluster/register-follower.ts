@@ -23,7 +23,8 @@ export interface FollowerState {
 }
 
 const RETRY_FIRST_MS = 1_000;
-const RETRY_MAX_MS = 30_000;
+// A try is one connection; at 30 s a relay said `following: false` for up to half a minute after PostgreSQL was back.
+const RETRY_MAX_MS = 5_000;
 // A schema dropped under a listening connection says nothing to it: the register is asked who it is this often.
 const VERIFY_EVERY_MS = 10_000;
 
