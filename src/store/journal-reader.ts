@@ -300,12 +300,8 @@ export class JournalReader {
             return false;
         }
         this.options.onDamaged(segment, offset, length);
-        if (finished) {
-            this.reading = { segment, offset: offset + length };
-            return this.nextSegment(fd, 0);
-        }
         this.reading = { segment, offset: offset + length };
-        return true;
+        return finished ? this.nextSegment(fd, 0) : true;
     }
 
     /**
