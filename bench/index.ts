@@ -7,6 +7,7 @@ import { benchCluster } from "./cluster";
 import { benchCost } from "./cost";
 import { benchDelivery } from "./delivery";
 import { benchListener } from "./listener";
+import { benchLiveWallets } from "./live-wallets";
 import { benchRates } from "./rates";
 import { benchRegexp } from "./regexp";
 import { benchRegister } from "./register";
@@ -24,6 +25,7 @@ const main = async (): Promise<void> => {
         ["cost", benchCost],
         ["regexp", benchRegexp],
         ["wallets", benchWallets],
+        ["live-wallets", benchLiveWallets],
     ];
     for (const [name, run] of sections) {
         if (only && only !== name) {

@@ -5,9 +5,17 @@ import { Worker } from "worker_threads";
 import { PendingAnswers } from "../worker/pending-answers";
 import { spawnWorker } from "../worker/spawn";
 import { withThreadHeap } from "../worker/thread-heap";
+import { RepositoryOrder } from "./repository-order";
 import { forOfSliced, SLICE_MS, stepSome, yieldPastTimers, yieldToEventLoop } from "./sliced-sort";
 import { ListedWallet, toResource, WalletJsonCache } from "./wallet-json";
-import { FromWallets, ToWallets, WalletAnswer, WalletQuestion, WalletThreadState } from "./wallet-messages";
+import {
+    FromWallets,
+    KEEP_POSITION,
+    ToWallets,
+    WalletAnswer,
+    WalletQuestion,
+    WalletThreadState,
+} from "./wallet-messages";
 import { receiveWallet, toTransferable, TransferredWallet, transferWallet } from "./wallet-transfer";
 
 export type WalletSource = Pick<
@@ -124,10 +132,15 @@ export class WalletCatalogue {
         reject: (error: Error) => void;
     }>();
 
+    /** Each wallet's place in the repository's order, where the index can be followed. */
+    private readonly order: RepositoryOrder | undefined;
+
     public constructor(
         private readonly repository: WalletSource,
         private readonly options: WalletCatalogueOptions = {},
-    ) {}
+    ) {
+        this.order = RepositoryOrder.follow(repository, (address) => this.changed(address));
+    }
 
     /** The wallet thread, while it runs (diagnostics, and tests that end it). */
     public get thread(): Worker | undefined {
@@ -164,6 +177,7 @@ export class WalletCatalogue {
     /** Stops following the node's state and ends the wallet thread (the plugin is stopping). */
     public async dispose(): Promise<void> {
         this.disposed = true;
+        this.order?.stop();
         const worker = this.worker;
         this.worker = undefined;
         this.failQuestions("the wallet listings are stopping");
@@ -326,6 +340,7 @@ export class WalletCatalogue {
     private async sendEverything(): Promise<void> {
         const worker = this.worker;
         this.changedAddresses.clear();
+        this.order?.startPass();
         this.sizeUnsure = false;
         this.post({ kind: "clear" });
         // The requests that asked have taken this turn of the loop already (the first listings come
@@ -336,10 +351,19 @@ export class WalletCatalogue {
         // is posted before each pause, so that it never outlives the slice that made it.
         const wallets = walletsOf(this.repository)[Symbol.iterator]();
         let sliceStart = performance.now();
+        const order = this.order;
         for (let sent = false; !sent; ) {
             const batch: TransferredWallet[] = [];
-            sent = stepSome(wallets, (wallet) => batch.push(transferWallet(wallet)), SYNC_BATCH);
-            this.post({ kind: "put", wallets: batch });
+            const positions: number[] = [];
+            sent = stepSome(
+                wallets,
+                (wallet) => {
+                    batch.push(transferWallet(wallet));
+                    positions.push(order ? order.next() : KEEP_POSITION);
+                },
+                SYNC_BATCH,
+            );
+            this.post({ kind: "put", wallets: batch, positions });
             if (!sent && performance.now() - sliceStart > SLICE_MS) {
                 await yieldToEventLoop();
                 sliceStart = performance.now();
@@ -354,12 +378,15 @@ export class WalletCatalogue {
         while (this.changedAddresses.size > 0) {
             const sliceStart = performance.now();
             const wallets: TransferredWallet[] = [];
+            const positions: number[] = [];
             const removed: string[] = [];
             let taken = 0;
             for (const address of this.changedAddresses) {
                 this.changedAddresses.delete(address);
+                const position = this.order?.take(address) ?? KEEP_POSITION;
                 if (this.repository.hasByAddress(address)) {
                     wallets.push(transferWallet(this.repository.findByAddress(address)));
+                    positions.push(position);
                 } else {
                     removed.push(address);
                 }
@@ -370,7 +397,7 @@ export class WalletCatalogue {
             if (removed.length > 0) {
                 this.post({ kind: "remove", addresses: removed });
             }
-            this.post({ kind: "put", wallets });
+            this.post({ kind: "put", wallets, positions });
             if (this.changedAddresses.size > 0) {
                 await yieldToEventLoop();
             }
@@ -433,6 +460,7 @@ export class WalletCatalogue {
             }
             this.worker = undefined;
             this.synced = false;
+            this.order?.pause();
             this.failQuestions(`the wallet thread stopped: ${reason}`);
             this.options.onThreadError?.(
                 `wallet listings: the wallet thread stopped (${reason}); it starts again with the next listing`,

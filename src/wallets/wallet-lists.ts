@@ -7,6 +7,7 @@ import { forEachSliced, forOfSliced, SLICE_MS, sortPositionsSliced, yieldToEvent
 import { SortScratch } from "./sort-scratch";
 import { UNDECIDED, WalletListOrder } from "./sort-keys";
 import { compileWalletFilter, WalletFilter } from "./wallet-filter";
+import { KEEP_POSITION } from "./wallet-messages";
 import { compareLikeCoreApi } from "./wallet-order";
 
 export interface CriteriaTester {
@@ -94,7 +95,8 @@ export class WalletLists {
     private readonly orders = new Map<string, SortedList>();
     private readonly filtered = new Map<string, SortedList>();
     private version = 0;
-    private nextSequence = 0;
+    /** The last place in the repository's order given to a wallet. */
+    private lastSequence = -1;
     /** Bumped by clear(): a list sorted from entries since replaced is never kept. */
     private generation = 0;
     private readonly sortings = new Map<string, Promise<SortedList>>();
@@ -118,23 +120,33 @@ export class WalletLists {
         return this.entries.has(address);
     }
 
-    /** Wallets that are new or changed, as they are now: one version. */
-    public put(resources: readonly WalletResource[]): void {
+    /**
+     * Wallets that are new or changed, as they are now, and where the node's repository now holds
+     * each one (`positions`, see repository-order.ts): one version. Positions only grow, so a
+     * wallet sent twice in a pass over the repository keeps the later.
+     */
+    public put(resources: readonly WalletResource[], positions: readonly number[] = []): void {
         const moves: Move[] = [];
-        for (const resource of resources) {
+        resources.forEach((resource, index) => {
             const previous = this.entries.get(resource.address);
             if (previous) {
                 previous.superseded = true;
             }
+            const position = positions[index] ?? KEEP_POSITION;
+            const sequence =
+                position === KEEP_POSITION
+                    ? (previous?.sequence ?? this.lastSequence + 1)
+                    : Math.max(position, previous?.sequence ?? position);
+            this.lastSequence = Math.max(this.lastSequence, sequence);
             const entry: Entry = {
                 resource,
-                sequence: previous?.sequence ?? this.nextSequence++,
+                sequence,
                 superseded: false,
                 born: this.version + 1,
             };
             this.entries.set(resource.address, entry);
             moves.push({ before: previous, after: entry });
-        }
+        });
         this.record(moves);
     }
 
@@ -158,7 +170,7 @@ export class WalletLists {
         this.orders.clear();
         this.filtered.clear();
         this.changes.length = 0;
-        this.nextSequence = 0;
+        this.lastSequence = -1;
         this.generation++;
         this.version++;
     }

@@ -22,10 +22,16 @@ export type WalletQuestion =
     | { kind: "unknown"; addresses: string[] }
     | { kind: "state" };
 
+/** A wallet sent without a position keeps the one it has, or comes after every other if new. */
+export const KEEP_POSITION = -1;
+
 /** From the node's thread to the wallet thread; messages are taken in the order they were sent. */
 export type ToWallets =
-    /** Wallets new or changed, as they are now. */
-    | { kind: "put"; wallets: TransferredWallet[] }
+    /**
+     * Wallets new or changed, as they are now, and each one's position in the repository's order
+     * (see repository-order.ts) where it took one, KEEP_POSITION where it did not.
+     */
+    | { kind: "put"; wallets: TransferredWallet[]; positions: number[] }
     /** Wallets the node no longer has. */
     | { kind: "remove"; addresses: string[] }
     /** Everything is sent again from the start. */

@@ -55,7 +55,10 @@ port.on("message", (message: ToWallets) => {
         case "put":
             // Kept with bigints where the node has BigNumbers: core-api's comparisons and criteria
             // treat both alike, and a million wallets' BigNumber objects would double this heap's work.
-            lists.put(message.wallets.map((wallet) => bigNumbersAsBigInts(wallet) as WalletResource));
+            lists.put(
+                message.wallets.map((wallet) => bigNumbersAsBigInts(wallet) as WalletResource),
+                message.positions,
+            );
             return;
         case "remove":
             lists.remove(message.addresses);

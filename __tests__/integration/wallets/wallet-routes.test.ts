@@ -260,6 +260,66 @@ describe("the wallet routes, side by side with core-api 3.9.1's over one core-st
         await compareAll("a rebuild");
     });
 
+    it("keeps core-api's order among wallets of equal keys while the repository indexes them again", async () => {
+        const events = state.app.get<Contracts.Kernel.EventDispatcher>(Container.Identifiers.EventDispatcherService);
+        const tied = "777777777";
+        const queries = [
+            `?balance=${tied}`,
+            `?balance=${tied}&orderBy=balance:asc`,
+            `?balance=${tied}&orderBy=nonce:asc`,
+            `?balance=${tied}&orderBy=nonce:desc`,
+            `?balance.from=${tied}&balance.to=${tied}&orderBy=publicKey:asc`,
+            `?nonce=0&balance=${tied}`,
+            "?orderBy=balance:desc&limit=100",
+            "?orderBy=nonce:asc&limit=100",
+            "?orderBy=balance:asc&limit=100",
+        ];
+        const compareAll = async (step: string): Promise<void> => {
+            for (const query of queries) {
+                const { mine, theirs } = await both(`/api/wallets${query}`);
+                expect({ step, query, body: mine.payload }).toEqual({ step, query, body: theirs.payload });
+            }
+        };
+        const passphrases = Array.from({ length: 12 }, (_, index) => `tied wallet ${index}`);
+        const twins = passphrases.map((passphrase) => {
+            const wallet = state.repository.findByAddress(Identities.Address.fromPassphrase(passphrase));
+            wallet.setBalance(Utils.BigNumber.make(tied));
+            return wallet;
+        });
+        events.dispatchSync("block.applied", {});
+        expect(JSON.parse((await both(`/api/wallets?balance=${tied}`)).mine.payload).data).toHaveLength(12);
+        await compareAll("new wallets of one balance");
+
+        // A sender's first transaction: its public key is indexed (the address keeps its place).
+        const sender = state.repository.findByPublicKey(Identities.PublicKey.fromPassphrase(passphrases[2]));
+        sender.increaseNonce();
+        sender.decreaseNonce();
+        events.dispatchSync("block.applied", {});
+        await compareAll("a public key indexed");
+
+        // index() forgets the wallet's keys and sets them again: it moves to the index's end.
+        state.repository.index(twins[1]);
+        twins[4].setAttribute("delegate.username", "tied_delegate");
+        twins[4].setAttribute("delegate.voteBalance", Utils.BigNumber.ZERO);
+        state.repository.index(twins[4]);
+        events.dispatchSync("block.applied", {});
+        await compareAll("two wallets indexed again");
+
+        // The same without a block between: the next listing alone must see the moves.
+        state.repository.index(twins[0]);
+        twins[7].setAttribute("vote", twins[4].getPublicKey() ?? "");
+        state.repository.index(twins[7]);
+        await compareAll("indexed again between blocks");
+
+        // A revert puts a balance back: the wallet rejoins the tie where the index now holds it.
+        twins[9].increaseBalance(Utils.BigNumber.ONE);
+        events.dispatchSync("block.applied", {});
+        state.repository.index(twins[9]);
+        twins[9].decreaseBalance(Utils.BigNumber.ONE);
+        events.dispatchSync("block.reverted", {});
+        await compareAll("a block reverted");
+    });
+
     it("drops a wallet the state forgot without a wallet event once a block is applied", async () => {
         const listed = JSON.parse((await both("/api/wallets?orderBy=balance:asc&limit=1")).mine.payload);
         const forgotten: string = listed.data[0].address;
