@@ -3,6 +3,7 @@ import { resolve } from "path";
 import { Types } from "@arkecosystem/core-kernel";
 
 import { isLogLevel, LogLevel } from "./console-logger";
+import { followControls } from "./controls";
 import { DataDirInUseError } from "./data-dir-lock";
 import { LocalNode, PLUGIN_PATH, READY_MARKER, startLocalNode } from "./index";
 import { killPostgres } from "./postgres";
@@ -127,6 +128,9 @@ core-wallet-webhooks is running inside a local ARK Core 3.9.1 node (unitnet, a b
   booted in ${(ready.bootMs / 1000).toFixed(1)} s; Ctrl-C stops the node and PostgreSQL.
 `);
     console.log(`${READY_MARKER} ${JSON.stringify(ready)}`);
+    if (process.env.LOCAL_NODE_CONTROL === "stdin") {
+        followControls(node);
+    }
 };
 
 main().catch((error: unknown) => {

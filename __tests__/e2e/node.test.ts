@@ -328,6 +328,58 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
             expect([...statuses].sort()).toEqual([200, 404, 422]);
         });
 
+        it("lists wallets of equal keys in core-api's order, in every order, before and after a revert", async () => {
+            const tiedAmount = String(2 * SATOSHI);
+            const orders = ["", "balance:asc", "balance:desc", "balance", "nonce:asc", "nonce:desc", "publicKey:asc"];
+            const table = [
+                ...orders.map((order) => `/wallets?limit=100${order ? `&orderBy=${order}` : ""}`),
+                "/wallets?nonce.from=0&limit=100",
+                `/wallets?balance=${tiedAmount}`,
+                `/wallets?balance=${tiedAmount}&orderBy=nonce:desc`,
+                "/wallets?orderBy=attributes.delegate.voteBalance:desc&limit=100",
+            ];
+            /** Each path asked of both between two blocks (a block between them asks again): those that differ. */
+            const differing = async (step: string): Promise<string[]> => {
+                const found: string[] = [];
+                for (const base of [node.pluginUrl, `${node.pluginUrl}/v2`]) {
+                    for (const path of table) {
+                        for (;;) {
+                            const height = await chain.height();
+                            const ours = await requestJson(`${base}${path}`);
+                            const theirs = await requestJson(`${node.apiUrl}${path}`);
+                            if ((await chain.height()) !== height) {
+                                continue;
+                            }
+                            if (ours.text !== theirs.text) {
+                                found.push(`${step} ${base}${path}:\n  ours ${ours.text}\n  core-api ${theirs.text}`);
+                            }
+                            break;
+                        }
+                    }
+                }
+                return found;
+            };
+            const funder = chain.delegate(0);
+            const nonce = await chain.nonce(funder.address);
+            const transfers = Array.from({ length: 4 }, (_, index) =>
+                chain.transfer(
+                    funder.passphrase,
+                    nonce + BigInt(index + 1),
+                    Identities.Address.fromPassphrase(`tied recipient ${index} ${node.dataDir}`),
+                    tiedAmount,
+                ),
+            );
+            await chain.sendAndForge(transfers);
+            const tiedHeight = await chain.forged(transfers[0].id as string);
+            expect(await differing("after the tied transfers")).toEqual([]);
+
+            // Back to before the transfers' block: the recipients keep their places in the index
+            // with a balance of 0, tied with every other empty wallet.
+            const heightAfter = await node.removeBlocks((await chain.height()) - tiedHeight + 1);
+            expect(heightAfter).toBeLessThan(tiedHeight);
+            expect(await differing("after the revert")).toEqual([]);
+        });
+
         it("finds the fresh recipient, which never sent, and its transfer", async () => {
             const wallet = await requestJson<{ data: { address: string; publicKey?: string; balance: string } }>(
                 `${node.pluginUrl}/wallets/${freshAddress}`,

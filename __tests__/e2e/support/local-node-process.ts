@@ -4,6 +4,7 @@ import { tmpdir } from "os";
 import { join, resolve } from "path";
 
 import { READY_MARKER } from "../../../local-node";
+import { CONTROL_MARKER } from "../../../local-node/controls";
 import { DATABASE, DB_PASSWORD, DB_USER } from "../../../local-node/postgres";
 import { freePort } from "../../support/ports";
 
@@ -15,6 +16,8 @@ export interface RunningNode {
     /** The node's own PostgreSQL (the chain's database). */
     postgresUrl: string;
     output: () => string;
+    /** Reverts the node's last blocks (see local-node/controls.ts); resolves with the height after it. */
+    removeBlocks: (count: number) => Promise<number>;
     stop: () => Promise<void>;
 }
 
@@ -52,11 +55,12 @@ export const startNodeProcess = async (pluginOptions: Record<string, unknown> = 
         LOCAL_NODE_API_PORT: String(await freePort()),
         LOCAL_NODE_PLUGIN_PORT: String(await freePort()),
         LOCAL_NODE_PLUGIN_OPTIONS: JSON.stringify(pluginOptions),
+        LOCAL_NODE_CONTROL: "stdin",
     };
     const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "local-node/main.ts"], {
         cwd: ROOT,
         env,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["pipe", "pipe", "pipe"],
     });
     let output = "";
     const ready = new Promise<{ pluginUrl: string; apiUrl: string; bootMs: number }>((resolveReady, reject) => {
@@ -76,6 +80,26 @@ export const startNodeProcess = async (pluginOptions: Record<string, unknown> = 
             reject(new Error(`the node exited with ${code} before it booted:\n${output}`));
         });
     });
+    let answersSeen = 0;
+    const removeBlocks = async (count: number): Promise<number> => {
+        const before = answersSeen;
+        child.stdin?.write(`${JSON.stringify({ removeBlocks: count })}\n`);
+        for (;;) {
+            const answers = output.split("\n").filter((line) => line.startsWith(CONTROL_MARKER));
+            if (answers.length > before) {
+                answersSeen = answers.length;
+                const reply = JSON.parse(answers[before].slice(CONTROL_MARKER.length)) as {
+                    height?: number;
+                    error?: string;
+                };
+                if (reply.height === undefined) {
+                    throw new Error(`the node did not remove ${count} blocks: ${reply.error}`);
+                }
+                return reply.height;
+            }
+            await new Promise((resolveTick) => child.stdout?.once("data", resolveTick));
+        }
+    };
     const stop = async (): Promise<void> => {
         child.kill("SIGINT");
         await waitForExit(child, 30_000);
@@ -84,7 +108,7 @@ export const startNodeProcess = async (pluginOptions: Record<string, unknown> = 
     try {
         const urls = await ready;
         const postgresUrl = `postgres://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${postgresPort}/${DATABASE}`;
-        return { ...urls, dataDir, postgresUrl, output: () => output, stop };
+        return { ...urls, dataDir, postgresUrl, output: () => output, removeBlocks, stop };
     } catch (error) {
         await stop();
         throw error;
