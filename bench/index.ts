@@ -5,13 +5,16 @@ loadCompiledPlugin();
 
 import { benchCluster } from "./cluster";
 import { benchCost } from "./cost";
-import { benchDelivery } from "./delivery";
+import { benchChangeOfPace, benchDelivery } from "./delivery";
 import { benchListener } from "./listener";
 import { benchLiveWallets } from "./live-wallets";
 import { benchRates } from "./rates";
 import { benchRegexp } from "./regexp";
 import { benchRegister } from "./register";
 import { benchWallets } from "./wallets";
+
+/** Sections that another runs too: `delivery` runs `rates` and `pace`. */
+const PARTS_OF_OTHERS = new Set(["rates", "pace"]);
 
 /** `npm run bench`: every benchmark, each side by side with ARK's own plugin, in one run. */
 const main = async (): Promise<void> => {
@@ -22,13 +25,15 @@ const main = async (): Promise<void> => {
         ["listener", benchListener],
         ["delivery", async () => [...(await benchRates()), "", ...(await benchDelivery())]],
         ["rates", benchRates],
+        ["pace", benchChangeOfPace],
         ["cost", benchCost],
         ["regexp", benchRegexp],
         ["wallets", benchWallets],
         ["live-wallets", benchLiveWallets],
     ];
     for (const [name, run] of sections) {
-        if (only && only !== name) {
+        // Parts of another section run alone only when named.
+        if ((only && only !== name) || (!only && PARTS_OF_OTHERS.has(name))) {
             continue;
         }
         const rows = await run();

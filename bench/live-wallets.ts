@@ -1,3 +1,4 @@
+import { spawn } from "child_process";
 import { mkdtempSync, rmSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
@@ -106,7 +107,7 @@ const differences = async (node: LocalNode): Promise<string[]> => {
 
 const max = (values: number[]): number => values.reduce((longest, value) => Math.max(longest, value), 0);
 
-const benchSize = async (size: number): Promise<string[]> => {
+export const benchSize = async (size: number): Promise<string[]> => {
     const dataDir = mkdtempSync(join(tmpdir(), "cww-live-wallets-"));
     const node = await startLocalNode({
         dataDir,
@@ -166,6 +167,32 @@ const benchSize = async (size: number): Promise<string[]> => {
     }
 };
 
+/** The line a child process prints its rows on, as JSON. */
+export const ROWS_MARKER = "LIVE_WALLETS_ROWS";
+
+/**
+ * One size in a process of its own: a node's kernel, database connections and crypto
+ * configuration are the process's, and a second node booted in the same process does not start.
+ */
+const benchSizeInChild = (size: number): Promise<string[]> =>
+    new Promise((resolve, reject) => {
+        const child = spawn(
+            process.execPath,
+            [...process.execArgv, "-r", "ts-node/register/transpile-only", "bench/live-wallets-child.ts", String(size)],
+            { stdio: ["ignore", "pipe", "inherit"] },
+        );
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.once("exit", (code) => {
+            const line = output.split("\n").find((candidate) => candidate.startsWith(ROWS_MARKER));
+            if (code === 0 && line) {
+                resolve(JSON.parse(line.slice(ROWS_MARKER.length)) as string[]);
+            } else {
+                reject(new Error(`the live-wallets run at ${size} wallets ended with ${code}:\n${output}`));
+            }
+        });
+    });
+
 /**
  * `npm run bench -- live-wallets`: the node's longest event-loop stall per block with four
  * listings asked right after each block, beside the same blocks without them (the floor), and
@@ -179,7 +206,7 @@ export const benchLiveWallets = async (): Promise<string[]> => {
         "|---|---|---|---|---|---|",
     ];
     for (const size of SIZES) {
-        rows.push(...(await benchSize(size)));
+        rows.push(...(await benchSizeInChild(size)));
     }
     return rows;
 };
