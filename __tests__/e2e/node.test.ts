@@ -328,14 +328,15 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
             expect([...statuses].sort()).toEqual([200, 404, 422]);
         });
 
-        it("lists wallets of equal keys in core-api's order, in every order, before and after a revert", async () => {
-            const tiedAmount = String(2 * SATOSHI);
+        it("lists wallets of equal keys in core-api's order, in every order, as they are indexed again and after a revert", async () => {
+            const funded = String(10 * SATOSHI);
+            const spent = String(89 * (SATOSHI / 10)); // 10 ARK less 1 ARK sent and a 0.1 ARK fee
             const orders = ["", "balance:asc", "balance:desc", "balance", "nonce:asc", "nonce:desc", "publicKey:asc"];
             const table = [
                 ...orders.map((order) => `/wallets?limit=100${order ? `&orderBy=${order}` : ""}`),
                 "/wallets?nonce.from=0&limit=100",
-                `/wallets?balance=${tiedAmount}`,
-                `/wallets?balance=${tiedAmount}&orderBy=nonce:desc`,
+                `/wallets?balance=${funded}`,
+                `/wallets?balance=${spent}&orderBy=nonce:desc`,
                 "/wallets?orderBy=attributes.delegate.voteBalance:desc&limit=100",
             ];
             /** Each path asked of both between two blocks (a block between them asks again): those that differ. */
@@ -361,22 +362,34 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
             };
             const funder = chain.delegate(0);
             const nonce = await chain.nonce(funder.address);
-            const transfers = Array.from({ length: 4 }, (_, index) =>
-                chain.transfer(
-                    funder.passphrase,
-                    nonce + BigInt(index + 1),
-                    Identities.Address.fromPassphrase(`tied recipient ${index} ${node.dataDir}`),
-                    tiedAmount,
+            const twins = Array.from({ length: 4 }, (_, index) => `tied wallet ${index} ${node.dataDir}`);
+            await chain.sendAndForge(
+                twins.map((passphrase, index) =>
+                    chain.transfer(
+                        funder.passphrase,
+                        nonce + BigInt(index + 1),
+                        Identities.Address.fromPassphrase(passphrase),
+                        funded,
+                    ),
                 ),
             );
-            await chain.sendAndForge(transfers);
-            const tiedHeight = await chain.forged(transfers[0].id as string);
             expect(await differing("after the tied transfers")).toEqual([]);
 
-            // Back to before the transfers' block: the recipients keep their places in the index
-            // with a balance of 0, tied with every other empty wallet.
-            const heightAfter = await node.removeBlocks((await chain.height()) - tiedHeight + 1);
-            expect(heightAfter).toBeLessThan(tiedHeight);
+            // Each sends 1 ARK for a 0.1 ARK fee: still tied. An HTLC lock indexes its sender again,
+            // which moves it to the end of the repository's index; a transfer does not.
+            const sent = [
+                chain.htlcLock(twins[2], 1n, lockRecipient, String(SATOSHI), (await chain.height()) + 500),
+                chain.htlcLock(twins[0], 1n, lockRecipient, String(SATOSHI), (await chain.height()) + 500),
+                chain.transfer(twins[1], 1n, lockRecipient, String(SATOSHI)),
+                chain.transfer(twins[3], 1n, lockRecipient, String(SATOSHI)),
+            ];
+            await chain.sendAndForge(sent);
+            const sentHeight = await chain.forged(sent[0].id as string);
+            expect(await differing("after two of them were indexed again")).toEqual([]);
+
+            // Back to before those: balances and nonces as funded, the index's order as it became.
+            const heightAfter = await node.removeBlocks((await chain.height()) - sentHeight + 1);
+            expect(heightAfter).toBeLessThan(sentHeight);
             expect(await differing("after the revert")).toEqual([]);
         });
 
