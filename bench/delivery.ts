@@ -9,7 +9,7 @@ import { freePort } from "../__tests__/support/ports";
 import { startPlugin } from "../__tests__/support/plugin-harness";
 import { Receiver } from "../__tests__/support/receiver";
 import { ArkWebhooks, startArkWebhooks } from "./ark-webhooks";
-import { formatRow } from "./load";
+import { formatRow, percentile } from "./load";
 
 const EVENTS = 5_000;
 const SPREAD_MS = 10_000;
@@ -155,6 +155,136 @@ const benchSlowReceiver = async (): Promise<string[]> => {
     ];
 };
 
+// A receiver that changes pace: it answers at once, then for a spell takes longer than the
+// timeout, then is healthy again but slower than at first.
+const PACE_RATE = 200;
+const PACE_TIMEOUT_MS = 1_500;
+const PACE_PHASES = [
+    { name: "quick", seconds: 1, answerMs: 0 },
+    { name: "slow spell", seconds: 5, answerMs: 3_000 },
+    { name: "healthy at 250 ms", seconds: 10, answerMs: 250 },
+] as const;
+const PACE_WINDOW_MS = 30_000;
+
+interface PaceFigures {
+    newEvents: number;
+    newDelivered: number;
+    spellDelivered: number;
+    spellEvents: number;
+    /** Answered 200 a second while the receiver was healthy at 250 ms (the new events' phase and after). */
+    ratePerSecond: number;
+    p50Ms: number;
+    p99Ms: number;
+}
+
+/** Feeds the phases at PACE_RATE, then waits PACE_WINDOW_MS from the first new event. */
+const runChangeOfPace = async (
+    handle: (event: { name: string; data: unknown }) => unknown,
+    receiver: Receiver,
+): Promise<PaceFigures> => {
+    const dispatchedAt = new Map<number, number>();
+    const phaseOf = new Map<number, string>();
+    let height = 0;
+    let newStartedAt = 0;
+    for (const phase of PACE_PHASES) {
+        receiver.behaviour = (_request, _index, response) => {
+            setTimeout(() => {
+                if (!response.destroyed) {
+                    response.writeHead(200).end("ok");
+                }
+            }, phase.answerMs);
+        };
+        const started = performance.now();
+        if (phase.name === "healthy at 250 ms") {
+            newStartedAt = Date.now();
+        }
+        for (let index = 0; index < phase.seconds * PACE_RATE; index++) {
+            const at = (index / PACE_RATE) * 1000;
+            const elapsed = performance.now() - started;
+            if (at > elapsed) {
+                await new Promise((resolve) => setTimeout(resolve, at - elapsed));
+            }
+            height++;
+            dispatchedAt.set(height, Date.now());
+            phaseOf.set(height, phase.name);
+            void handle({ name: "block.applied", data: { height } });
+        }
+    }
+    const remaining = newStartedAt + PACE_WINDOW_MS - Date.now();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, remaining)));
+    // A request received once the receiver answered in 250 ms, and within the window, was answered 200.
+    const answered = receiver.requests.filter(
+        (request) => request.receivedAt >= newStartedAt && request.receivedAt <= newStartedAt + PACE_WINDOW_MS - 250,
+    );
+    const firstDelivery = new Map<number, number>();
+    for (const request of answered) {
+        const { height: delivered } = (JSON.parse(request.body) as { data: { height: number } }).data;
+        if (!firstDelivery.has(delivered)) {
+            firstDelivery.set(delivered, request.receivedAt + 250);
+        }
+    }
+    const countOf = (name: string): number => [...phaseOf.values()].filter((phase) => phase === name).length;
+    const deliveredOf = (name: string): number =>
+        [...firstDelivery.keys()].filter((at) => phaseOf.get(at) === name).length;
+    const latencies = [...firstDelivery]
+        .filter(([delivered]) => phaseOf.get(delivered) === "healthy at 250 ms")
+        .map(([delivered, at]) => at - (dispatchedAt.get(delivered) ?? at))
+        .sort((left, right) => left - right);
+    const lastAnswer = Math.max(newStartedAt + 1, ...answered.map((request) => request.receivedAt + 250));
+    return {
+        newEvents: countOf("healthy at 250 ms"),
+        newDelivered: deliveredOf("healthy at 250 ms"),
+        spellEvents: countOf("slow spell"),
+        spellDelivered: deliveredOf("slow spell"),
+        ratePerSecond: (answered.length * 1000) / (lastAnswer - newStartedAt),
+        p50Ms: percentile(latencies, 0.5),
+        p99Ms: percentile(latencies, 0.99),
+    };
+};
+
+/** The receiver that changes pace, ours and ARK's (whose attempts time out at 1.5 s too). */
+export const benchChangeOfPace = async (): Promise<string[]> => {
+    const receiver = await new Receiver().start(await freePort());
+    const ours = await startPlugin({
+        server: { whitelist: ["127.0.0.1"] },
+        delivery: { timeoutMs: PACE_TIMEOUT_MS },
+    });
+    await ours.plugin.register.create({
+        event: "block.applied",
+        target: receiver.url,
+        enabled: true,
+        conditions: [],
+        match: "any",
+    });
+    const mine = await runChangeOfPace((event) => ours.plugin.listener.handle(event), receiver);
+    await ours.stop();
+    await receiver.stop();
+
+    const arkReceiver = await new Receiver().start(await freePort());
+    const theirs = await withArkWebhooksTo(arkReceiver, (ark) =>
+        runChangeOfPace((event) => ark.listener.handle(event), arkReceiver),
+    );
+    await arkReceiver.stop();
+    const row = (name: string, figures: PaceFigures): string =>
+        formatRow([
+            name,
+            `${figures.newDelivered.toLocaleString("en")} of ${figures.newEvents.toLocaleString("en")}`,
+            `${figures.spellDelivered.toLocaleString("en")} of ${figures.spellEvents.toLocaleString("en")}`,
+            figures.ratePerSecond,
+            figures.p50Ms,
+            figures.p99Ms,
+        ]);
+    return [
+        "",
+        `A receiver that changes pace: ${PACE_RATE} events/s; it answers at once for ${PACE_PHASES[0].seconds} s, then in ${PACE_PHASES[1].answerMs / 1000} s for ${PACE_PHASES[1].seconds} s (attempts time out at ${PACE_TIMEOUT_MS / 1000} s), then in ${PACE_PHASES[2].answerMs} ms for the last ${PACE_PHASES[2].seconds} s of events; counted ${PACE_WINDOW_MS / 1000} s from the first of those`,
+        "",
+        "| plugin | new events delivered | the spell's events delivered | answered/s while healthy at 250 ms | new events: dispatch → delivery p50 (ms) | p99 (ms) |",
+        "|---|---|---|---|---|---|",
+        row("ARK core-webhooks", theirs),
+        row("ours", mine),
+    ];
+};
+
 /** 5,000 block.applied events to one webhook and a local receiver, ours and ARK's. */
 export const benchDelivery = async (): Promise<string[]> => {
     const rows = [
@@ -228,5 +358,6 @@ export const benchDelivery = async (): Promise<string[]> => {
         );
     }
     rows.push(...(await benchSlowReceiver()));
+    rows.push(...(await benchChangeOfPace()));
     return rows;
 };

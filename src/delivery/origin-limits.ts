@@ -8,21 +8,46 @@ export interface OriginLimitOptions {
     ceiling: number;
 }
 
+/** What one round measured: the completions, and how full the origin was while they came. */
+interface Round {
+    startedAt: number;
+    /** The limit when it started: the round ends after as many completions (and MIN_ROUND_MS). */
+    limit: number;
+    size: number;
+    /**
+     * The first round after the limit changed: the answers of attempts started under the old limit
+     * still come in it, so it is not judged; the round after it is.
+     */
+    settling: boolean;
+    completions: number;
+    /** The most attempts under way at one start, and their sum at each completion (for the mean). */
+    peakInFlight: number;
+    inFlightAtCompletions: number;
+    quickest: number | null;
+}
+
+/** A limit tried for one round; kept if the round's rate says it is better. */
+interface Probe {
+    from: number;
+    direction: "up" | "down";
+}
+
 interface Origin {
     limit: number;
     inFlight: number;
-    /** Doubling each round trip until the first sign of strain, as TCP's slow start. */
-    slowStart: boolean;
-    /** Successes left in this round (a round: as many attempts as the limit at its start). */
-    roundLeft: number;
-    /** The limit was reached in this round: it held the origin back, so it may grow. */
-    saturated: boolean;
-    /** Smoothed latency of 2xx answers, shown in the API and the metrics. */
+    round: Round;
+    probe: Probe | undefined;
+    /** Answers a second at the limit now, measured in the last round at it; null until measured. */
+    reference: number | null;
+    /** Which way the next probe goes, and by what factor. */
+    direction: "up" | "down";
+    step: number;
+    /** Rounds to wait before the next probe: lengthened by each probe that found nothing better. */
+    quiet: number;
+    quietAfterRejection: number;
+    /** Smoothed latency of 2xx answers, and the quickest of the last round: shown in the API and the metrics. */
     latency: number | null;
-    /** This round's quickest 2xx answer: what the receiver takes when nothing queues in front of it. */
-    roundQuickest: number | null;
-    /** The quickest answer of the rounds before, creeping up each round (BASELINE_DRIFT). */
-    baseline: number | null;
+    quickest: number | null;
     pausedUntil: number;
     lastDecrease: number;
     /** When an attempt to it last started or ended. */
@@ -38,37 +63,60 @@ const FORGET_AFTER_MS = 10 * 60_000;
  * day would stop every other webhook on it. A longer delay still holds that delivery (retry-policy.ts).
  */
 export const ORIGIN_PAUSE_CAP_MS = 5 * 60_000;
-// Latency this many times the baseline (and 5 ms above it) means the receiver queues: the limit
-// stops growing, and further up it shrinks.
-const HOLD_RATIO = 1.5;
-const SHRINK_RATIO = 2.5;
-const STRAIN_MARGIN_MS = 5;
+// A round lasts at least this long, so that its rate is measured over more than the clock's tick.
+const MIN_ROUND_MS = 20;
+// A probe up is kept when the rate rose by this share; a probe down when it fell by less than this.
+const GAIN_TO_GROW = 0.15;
+const LOSS_TO_SHRINK = 0.05;
+// Probe steps: the first after a start doubles (slow start), later ones are gentler, and each probe
+// kept makes the next one in the same direction bolder, so that a new pace is reached in a few rounds.
+const SLOW_START_STEP = 2;
+const UP_STEP = 1.25;
+const DOWN_STEP = 0.8;
+const BOLDER = 1.5;
+const MAX_QUIET_ROUNDS = 16;
+// A round counts only if the limit held the origin back: reached at a start, and on average at
+// least this share of it under way as answers came.
+const SATURATED_SHARE = 0.5;
 const DECREASE = 0.5;
-const GENTLE_DECREASE = 0.9;
-// The smoothed latency follows each attempt by this share; the baseline creeps up by this factor
-// each round, so that a receiver that became slower for good is re-measured.
 const LATENCY_WEIGHT = 0.2;
-const BASELINE_DRIFT = 1.02;
 
 const isOverload = (result: AttemptResult): boolean =>
     result.kind === "network-error" ||
     (result.kind === "response" &&
         (result.statusCode === 429 || result.statusCode === 503 || result.statusCode === 408));
 
-/** Latency well above the baseline: by the ratio, and by more than the margin (whole milliseconds near 0). */
-const exceeds = (latency: number, baseline: number | null, ratio: number): boolean =>
-    baseline !== null && latency > baseline * ratio && latency - baseline > STRAIN_MARGIN_MS;
+/**
+ * A round of as many answers as the limit; a settling round lasts until the attempts already under
+ * way have been answered too (answers come about in the order attempts started).
+ */
+const newRound = (now: number, limit: number, settling: boolean, inFlight: number): Round => ({
+    startedAt: now,
+    limit,
+    size: Math.max(1, Math.floor(limit), settling ? inFlight : 0),
+    settling,
+    completions: 0,
+    peakInFlight: 0,
+    inFlightAtCompletions: 0,
+    quickest: null,
+});
 
 /**
- * How many attempts each receiver's origin may have under way: additive increase, multiplicative
- * decrease (AIMD, TCP's congestion control), per origin. A new origin starts at 4 and doubles each
- * round trip while it answers 2xx without its latency rising; then the limit grows by one a round.
- * Whether latency rose is judged once a round, on the round's quickest answer against the quickest
- * of the rounds before (as TCP's HyStart judges round-trip times): a receiver that queues slows
- * every answer, while one slow answer (a new connection's handshake, code not yet compiled) leaves
- * the quickest as it was. A slow answer only adds nothing to the limit while slow start doubles it.
- * Timeouts, connection errors, 408, 429 and 503 halve it (once a round trip: a burst of failures
- * from one overload is one signal); latency well above the origin's baseline shrinks it gently. A
+ * How many attempts each receiver's origin may have under way, learned from what it delivers, not
+ * from its latency alone (Little's law: answers a second = attempts under way / answer time). Each
+ * round of answers (as many as the limit) measures the rate at the current limit; now and then a
+ * round tries another limit, and keeps it if the rate says so: a limit raised by a quarter is kept
+ * when the rate rose by 15 % (a receiver whose answer time is flat as attempts grow), a limit
+ * lowered by a fifth is kept when the rate fell by less than a twentieth (a receiver that queues:
+ * its answer time grows with the attempts under way, so fewer deliver as much, sooner). A probe
+ * kept makes the next one in its direction bolder; one that found nothing better makes the next
+ * wait longer (up to 8 rounds), so a steady receiver's limit stays put. Comparing each probe with
+ * the round just before, not with what was seen long ago, is what lets a receiver that changed
+ * pace (250 ms after 1 ms, or after a spell of timeouts) be learned again in a few rounds: the
+ * windowed minimum of BBR, and the long-average latency of Netflix's Gradient2, both remember the
+ * old pace for their whole window. A new origin starts at 4 and doubles each round while its rate
+ * doubles (slow start). Timeouts, connection errors, 408, 429 and 503 halve the limit (once a round
+ * trip: the failures of one overload are one signal) and start probing up again from there. A
  * `Retry-After` on 429 or 503 pauses the whole origin until then. No package was found for this in
  * Node.js (the maintained adaptive limiters are Netflix's Java library and its Rust and Go ports).
  */
@@ -102,59 +150,107 @@ export class OriginLimits {
         const state = this.stateOf(origin);
         state.inFlight++;
         state.lastUsed = this.clock();
-        if (state.inFlight >= Math.floor(state.limit)) {
-            state.saturated = true;
-        }
+        state.round.peakInFlight = Math.max(state.round.peakInFlight, state.inFlight);
     }
 
     /** An attempt ended; `result` is undefined when it failed inside the plugin (no signal). */
     public finished(origin: string, result: AttemptResult | undefined, durationMs: number): void {
         const state = this.stateOf(origin);
+        const inFlightBefore = state.inFlight;
         state.inFlight = Math.max(0, state.inFlight - 1);
-        state.lastUsed = this.clock();
+        const now = this.clock();
+        state.lastUsed = now;
         if (result === undefined) {
             return;
         }
-        const now = this.clock();
         if (result.kind === "response" && result.retryAfterMs !== undefined && isOverload(result)) {
             state.pausedUntil = Math.max(state.pausedUntil, now + Math.min(result.retryAfterMs, ORIGIN_PAUSE_CAP_MS));
         }
         if (isOverload(result)) {
-            this.decrease(state, DECREASE, now);
+            this.decrease(state, now);
             return;
         }
-        if (result.kind !== "response" || result.statusCode < 200 || result.statusCode >= 300) {
-            return; // the receiver answered, but not 2xx: says nothing of its capacity
+        if (result.kind === "response" && result.statusCode >= 200 && result.statusCode < 300) {
+            state.latency =
+                state.latency === null ? durationMs : state.latency + (durationMs - state.latency) * LATENCY_WEIGHT;
+            state.round.quickest = Math.min(state.round.quickest ?? durationMs, durationMs);
         }
-        state.latency =
-            state.latency === null ? durationMs : state.latency + (durationMs - state.latency) * LATENCY_WEIGHT;
-        state.roundQuickest = Math.min(state.roundQuickest ?? durationMs, durationMs);
-        // Grows only when the limit was what held it back: an idle origin's limit stays.
-        if (state.saturated && state.slowStart && !exceeds(durationMs, state.baseline, HOLD_RATIO)) {
-            // One more for each quick success: the limit doubles in a round.
-            state.limit = Math.min(this.options.ceiling, state.limit + 1);
-        }
-        state.roundLeft--;
-        if (state.roundLeft <= 0) {
+        // Any answer but an overload is the receiver's work done: it counts in the rate.
+        const round = state.round;
+        round.completions++;
+        round.inFlightAtCompletions += inFlightBefore;
+        if (round.completions >= round.size && now - round.startedAt >= MIN_ROUND_MS) {
             this.endRound(state, now);
         }
     }
 
-    /** Judges the round that ended by its quickest answer, and starts the next. */
+    /** Judges the round that ended (and the probe it tried), and starts the next. */
     private endRound(state: Origin, now: number): void {
-        const quickest = state.roundQuickest ?? 0;
-        const before = state.baseline;
-        state.baseline = before === null ? quickest : Math.min(before * BASELINE_DRIFT, quickest);
-        if (exceeds(quickest, before, SHRINK_RATIO)) {
-            this.decrease(state, GENTLE_DECREASE, now);
-        } else if (exceeds(quickest, before, HOLD_RATIO)) {
-            state.slowStart = false;
-        } else if (state.saturated && !state.slowStart) {
-            state.limit = Math.min(this.options.ceiling, state.limit + 1);
+        const round = state.round;
+        state.quickest = round.quickest ?? state.quickest;
+        if (round.settling) {
+            state.round = newRound(now, state.limit, false, state.inFlight);
+            return;
         }
-        state.saturated = state.inFlight >= Math.floor(state.limit);
-        state.roundLeft = Math.floor(state.limit);
-        state.roundQuickest = null;
+        const rate = (round.completions * 1000) / (now - round.startedAt);
+        const saturated =
+            round.peakInFlight >= round.size &&
+            round.inFlightAtCompletions / round.completions >= round.size * SATURATED_SHARE;
+        const probe = state.probe;
+        state.probe = undefined;
+        if (!saturated) {
+            // Fewer attempts than the limit were wanted: the round says nothing of the limit.
+            if (probe) {
+                state.limit = probe.from;
+            }
+            state.reference = null;
+        } else if (probe && state.reference !== null) {
+            const kept =
+                probe.direction === "up"
+                    ? rate >= state.reference * (1 + GAIN_TO_GROW)
+                    : rate >= state.reference * (1 - LOSS_TO_SHRINK);
+            if (kept) {
+                state.reference = rate;
+                state.step = probe.direction === "up" ? Math.min(2, state.step * BOLDER) : state.step / BOLDER;
+                state.quiet = 0;
+                state.quietAfterRejection = 0;
+                this.startProbe(state); // at once, bolder: a new pace is reached in a few rounds
+            } else {
+                state.limit = probe.from;
+                state.reference = null;
+                state.direction = probe.direction === "up" ? "down" : "up";
+                state.step = state.direction === "up" ? UP_STEP : DOWN_STEP;
+                state.quietAfterRejection = Math.min(MAX_QUIET_ROUNDS, Math.max(1, state.quietAfterRejection * 2));
+                state.quiet = state.quietAfterRejection;
+            }
+        } else {
+            state.reference = rate;
+            if (state.quiet > 0) {
+                state.quiet--;
+            } else {
+                this.startProbe(state);
+            }
+        }
+        state.round = newRound(now, state.limit, state.limit !== round.limit, state.inFlight);
+    }
+
+    /** Tries another limit for the next round, in the direction due (the other where it is bounded). */
+    private startProbe(state: Origin): void {
+        const { floor, ceiling } = this.options;
+        const target = (direction: "up" | "down", step: number): number =>
+            direction === "up"
+                ? Math.min(ceiling, Math.max(state.limit + 1, state.limit * step))
+                : Math.max(floor, Math.min(state.limit - 1, state.limit * step));
+        const to = target(state.direction, state.step);
+        if (Math.floor(to) === Math.floor(state.limit)) {
+            // At the ceiling (or the floor): the next probe, a while later, goes the other way.
+            state.direction = state.direction === "up" ? "down" : "up";
+            state.step = state.direction === "up" ? UP_STEP : DOWN_STEP;
+            state.quiet = MAX_QUIET_ROUNDS / 2;
+            return;
+        }
+        state.probe = { from: state.limit, direction: state.direction };
+        state.limit = to;
     }
 
     public inFlight(origin: string): number {
@@ -168,7 +264,7 @@ export class OriginLimits {
             concurrency: Math.floor(state.limit),
             inFlight: state.inFlight,
             latencyMs: state.latency === null ? null : Math.round(state.latency * 10) / 10,
-            baselineLatencyMs: state.baseline === null ? null : Math.round(state.baseline * 10) / 10,
+            baselineLatencyMs: state.quickest === null ? null : Math.round(state.quickest * 10) / 10,
             pausedUntil: state.pausedUntil > now ? state.pausedUntil : null,
         }));
     }
@@ -208,32 +304,44 @@ export class OriginLimits {
     private stateOf(origin: string): Origin {
         let state = this.origins.get(origin);
         if (!state) {
+            const now = this.clock();
             state = {
                 limit: this.initial(),
                 inFlight: 0,
-                slowStart: true,
-                roundLeft: this.initial(),
-                saturated: false,
+                round: newRound(now, this.initial(), false, 0),
+                probe: undefined,
+                reference: null,
+                direction: "up",
+                step: SLOW_START_STEP,
+                quiet: 0,
+                quietAfterRejection: 0,
                 latency: null,
-                roundQuickest: null,
-                baseline: null,
+                quickest: null,
                 pausedUntil: 0,
                 lastDecrease: Number.NEGATIVE_INFINITY,
-                lastUsed: this.clock(),
+                lastUsed: now,
             };
             this.origins.set(origin, state);
         }
         return state;
     }
 
-    private decrease(state: Origin, factor: number, now: number): void {
-        state.slowStart = false;
-        // Once per round trip: the failures of one overload arrive together.
+    /** An overload: the limit halves (once a round trip) and probing starts up again from there. */
+    private decrease(state: Origin, now: number): void {
+        state.probe = undefined;
+        state.reference = null;
+        state.direction = "up";
+        state.step = SLOW_START_STEP;
+        state.quiet = 0;
+        state.quietAfterRejection = 0;
+        state.round = newRound(now, state.limit, false, state.inFlight);
+        // The failures of one overload arrive together.
         const roundTrip = Math.max(state.latency ?? 0, 100);
         if (now - state.lastDecrease < roundTrip) {
             return;
         }
         state.lastDecrease = now;
-        state.limit = Math.max(this.options.floor, state.limit * factor);
+        state.limit = Math.max(this.options.floor, state.limit * DECREASE);
+        state.round = newRound(now, state.limit, true, state.inFlight);
     }
 }
