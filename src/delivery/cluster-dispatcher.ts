@@ -88,11 +88,11 @@ export class ClusterDispatcher {
     private batch: { outcomes: AttemptOutcome[]; written: Promise<void> } | undefined;
     private probing = false;
     /** The next pass looks at the shared outbox for webhooks with due deliveries. */
-    private discover = true;
+    private lookAtSharedOutbox = true;
     private pumping = false;
     /** The pass under way: stop() waits for it, so that nothing touches the files after they close. */
     private pass: Promise<void> = Promise.resolve();
-    private again = false;
+    private passAgain = false;
     private passFailures = 0;
     /** After a failed pass, wakes wait for the backoff: events arriving while PostgreSQL is down must not each try it. */
     private pausedUntil = 0;
@@ -117,13 +117,13 @@ export class ClusterDispatcher {
 
     public start(): void {
         this.running = true;
-        this.discover = true;
+        this.lookAtSharedOutbox = true;
         this.wake();
     }
 
     /** Another relay made deliveries due (a notice), or this one may have missed some: look at the outbox. */
     public lookAgain(): void {
-        this.discover = true;
+        this.lookAtSharedOutbox = true;
         this.unknownWebhooks.clear();
         this.wake();
     }
@@ -136,7 +136,7 @@ export class ClusterDispatcher {
             return;
         }
         if (this.pumping) {
-            this.again = true;
+            this.passAgain = true;
             return;
         }
         this.immediate ??= setImmediate(() => {
@@ -168,7 +168,7 @@ export class ClusterDispatcher {
             return;
         }
         this.pumping = true;
-        this.again = false;
+        this.passAgain = false;
         clearTimeout(this.timer);
         let rest: number;
         let poll = true;
@@ -180,8 +180,8 @@ export class ClusterDispatcher {
             const forwardedAll = await this.forwardLocal();
             await this.recordHeldOutcomes();
             const now = this.clock();
-            if (this.discover) {
-                this.discover = false;
+            if (this.lookAtSharedOutbox) {
+                this.lookAtSharedOutbox = false;
                 const due = await this.dependencies.shared.dueWebhookIds(now);
                 due.forEach((id) => this.active.add(id));
             }
@@ -196,14 +196,14 @@ export class ClusterDispatcher {
             this.passFailures = 0;
         } catch (error) {
             this.passFailures++;
-            this.discover = true;
+            this.lookAtSharedOutbox = true;
             this.report(error, "deliveries");
             rest = failureBackoffMs(this.passFailures, PASS_BACKOFF_MAX_MS);
             this.pausedUntil = this.clock() + rest;
         } finally {
             this.pumping = false;
         }
-        if (this.again && this.passFailures === 0) {
+        if (this.passAgain && this.passFailures === 0) {
             this.wake();
         } else {
             this.sleep(rest, poll);

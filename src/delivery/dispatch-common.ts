@@ -1,4 +1,4 @@
-import { remembered } from "./remembered";
+import { boundedMemo } from "./bounded-memo";
 import { isStorageError, StorageHealth, StoragePart } from "../store/storage-health";
 
 // The time one turn of the event loop may spend turning journaled events into deliveries, and the
@@ -14,7 +14,7 @@ export const failureBackoffMs = (failures: number, maxMs: number): number =>
 const WEBHOOK_BACKOFF_MAX_MS = 60_000;
 
 /** The origin a target's attempts are counted under; the target itself when it is not a URL. */
-export const targetKey = remembered((target: string): string => {
+export const targetKey = boundedMemo((target: string): string => {
     try {
         return new URL(target).origin;
     } catch {

@@ -119,7 +119,7 @@ export class DeliveryDispatcher {
      * Anything else that makes a delivery due (a redelivery, a ping, a webhook enabled again) wakes
      * the dispatcher with the webhook's id, which ends it.
      */
-    private readonly complete = new Map<string, number>();
+    private readonly allDueReadUntil = new Map<string, number>();
     /** Webhooks a receiver answered 410 in this run: deliveries they are given are cancelled. */
     private readonly gone = new Set<string>();
     /** Webhooks answered 410 whose disabling is under way: nothing more is sent to them meanwhile. */
@@ -168,7 +168,7 @@ export class DeliveryDispatcher {
         for (const id of webhookIds) {
             this.active.add(id);
             this.resting.delete(id);
-            this.complete.delete(id);
+            this.allDueReadUntil.delete(id);
         }
         if (!this.running || this.immediate || this.clock() < this.pausedUntil) {
             return;
@@ -190,7 +190,7 @@ export class DeliveryDispatcher {
         this.outcomes.writeSoon();
         await Promise.allSettled([...this.inFlight.values()]);
         this.readAhead.clear();
-        this.complete.clear();
+        this.allDueReadUntil.clear();
         try {
             this.recordHeldOutcomes();
         } catch (error) {
@@ -251,14 +251,14 @@ export class DeliveryDispatcher {
             }
         }
         for (const delivery of deliveries) {
-            const until = this.complete.get(delivery.webhookId);
+            const until = this.allDueReadUntil.get(delivery.webhookId);
             if (until === undefined || this.gone.has(delivery.webhookId)) {
                 continue;
             }
             const batch = this.readAhead.get(delivery.webhookId);
             if (now >= until || (batch && batch.deliveries.length - batch.next >= READ_AHEAD)) {
                 // A retry fell due, or the receiver lags: the file has the rest, in due order.
-                this.complete.delete(delivery.webhookId);
+                this.allDueReadUntil.delete(delivery.webhookId);
                 continue;
             }
             if (batch) {
@@ -271,7 +271,7 @@ export class DeliveryDispatcher {
 
     private forgetQueue(webhookId: string): void {
         this.readAhead.delete(webhookId);
-        this.complete.delete(webhookId);
+        this.allDueReadUntil.delete(webhookId);
     }
 
     /** Writes the outcomes that could not be written when they came; throws while the file refuses. */
@@ -337,11 +337,11 @@ export class DeliveryDispatcher {
             return "held back";
         }
         let batch = this.readAhead.get(webhook.id);
-        const until = this.complete.get(webhook.id);
+        const until = this.allDueReadUntil.get(webhook.id);
         if (until !== undefined && now >= until) {
-            this.complete.delete(webhook.id);
+            this.allDueReadUntil.delete(webhook.id);
         }
-        if (!batch && this.complete.has(webhook.id)) {
+        if (!batch && this.allDueReadUntil.has(webhook.id)) {
             return "nothing due";
         }
         if (!batch) {
@@ -352,9 +352,12 @@ export class DeliveryDispatcher {
             batch = { deliveries: due.filter((delivery) => !this.inFlight.has(delivery.id)), next: 0 };
             this.readAhead.set(webhook.id, batch);
             if (due.length < limit) {
-                this.complete.set(webhook.id, this.dependencies.outbox.nextDueOfAfter(webhook.id, now) ?? Infinity);
+                this.allDueReadUntil.set(
+                    webhook.id,
+                    this.dependencies.outbox.nextDueOfAfter(webhook.id, now) ?? Infinity,
+                );
             } else {
-                this.complete.delete(webhook.id);
+                this.allDueReadUntil.delete(webhook.id);
             }
         }
         let started = 0;
@@ -398,7 +401,7 @@ export class DeliveryDispatcher {
 
     private holdBack(webhookId: string, error: unknown): void {
         // The attempt left its delivery pending and due, in the file only: it is read from there.
-        this.complete.delete(webhookId);
+        this.allDueReadUntil.delete(webhookId);
         this.backoff.failed(webhookId, this.clock());
         this.report(error, "outcomes");
     }
@@ -466,7 +469,7 @@ export class DeliveryDispatcher {
         }
         if (report.record.status === "pending") {
             // A retry is in the file only now: the reads made while it waited did not see it.
-            this.complete.delete(webhook.id);
+            this.allDueReadUntil.delete(webhook.id);
             this.wake();
         }
         this.dependencies.onReport(report);

@@ -3,7 +3,7 @@ import { isIP } from "net";
 import { Agent, Dispatcher } from "undici";
 
 import { Deadlines } from "./deadlines";
-import { remembered } from "./remembered";
+import { boundedMemo } from "./bounded-memo";
 import { AttemptResult, parseRetryAfter } from "./retry-policy";
 import { TargetPolicy } from "./target-policy";
 import { parseTarget } from "../net/target-url";
@@ -184,7 +184,7 @@ export class DeliverySender {
      * Each target's origin and path, or why it cannot be posted to, for the targets met lately:
      * read at each attempt, the URL's parse and the literal address's check cost some 2 µs.
      */
-    private readonly prepare = remembered((target: string) => this.read(target), 1024);
+    private readonly prepare = boundedMemo((target: string) => this.read(target), 1024);
 
     public constructor(private readonly options: SenderOptions) {
         this.deadlines = new Deadlines(options.timeoutMs);

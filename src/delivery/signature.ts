@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, KeyObject } from "crypto";
 
-import { remembered } from "./remembered";
+import { boundedMemo } from "./bounded-memo";
 
 export const AUTHORIZATION_PREFIX_LENGTH = 32;
 
@@ -12,7 +12,7 @@ export interface SignedHeaders {
 }
 
 // A token's key, imported once: tokens are few and fixed for a webhook's life.
-const keyOf = remembered((token: string): KeyObject => createSecretKey(Buffer.from(token, "hex")), 10_000);
+const keyOf = boundedMemo((token: string): KeyObject => createSecretKey(Buffer.from(token, "hex")), 10_000);
 
 /**
  * The headers that prove a delivery's origin: ARK's `Authorization` (the token's first half, which

@@ -11,7 +11,7 @@ const port = parentPort;
 if (!port) {
     throw new Error("engine-thread runs as a worker thread");
 }
-const say = (message: FromEngine): void => port.postMessage(message);
+const toNodeThread = (message: FromEngine): void => port.postMessage(message);
 
 const shapeOf = (error: unknown): StorageErrorShape => {
     const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
@@ -41,7 +41,7 @@ const flushAnnouncements = (): void => {
         return { name, webhook: index, facts };
     });
     announcements = [];
-    say({ kind: "announce", webhooks, events });
+    toNodeThread({ kind: "announce", webhooks, events });
 };
 
 /**
@@ -72,12 +72,12 @@ const host: EngineHost = {
             flushAnnouncements();
             const requestId = ++lastRequest;
             disables.set(requestId, resolve);
-            say({ kind: "disable", requestId, webhookId, reason });
+            toNodeThread({ kind: "disable", requestId, webhookId, reason });
         }),
-    storageFailed: (part, error) => say({ kind: "storage-failed", part, error: shapeOf(error) }),
-    storageSucceeded: (part) => say({ kind: "storage-succeeded", part }),
-    journalDamaged: (bytes) => say({ kind: "journal-damaged", bytes }),
-    log: (level, message) => say({ kind: "log", level, message }),
+    storageFailed: (part, error) => toNodeThread({ kind: "storage-failed", part, error: shapeOf(error) }),
+    storageSucceeded: (part) => toNodeThread({ kind: "storage-succeeded", part }),
+    journalDamaged: (bytes) => toNodeThread({ kind: "journal-damaged", bytes }),
+    log: (level, message) => toNodeThread({ kind: "log", level, message }),
 };
 
 const engine = new DeliveryEngine(workerData as EngineWorkerData, host);
@@ -92,9 +92,9 @@ const stop = async (): Promise<void> => {
 
 const answer = async (requestId: number, query: "origins" | "metrics"): Promise<void> => {
     if (query === "origins") {
-        say({ kind: "answer", requestId, origins: engine.origins() });
+        toNodeThread({ kind: "answer", requestId, origins: engine.origins() });
     } else {
-        say({ kind: "answer", requestId, metrics: await engine.metrics.text() });
+        toNodeThread({ kind: "answer", requestId, metrics: await engine.metrics.text() });
     }
 };
 
@@ -123,4 +123,4 @@ port.on("message", (message: ToEngine) => {
 });
 
 engine.start();
-say({ kind: "ready" });
+toNodeThread({ kind: "ready" });

@@ -29,7 +29,7 @@ export type ToEngine =
     | { kind: "query"; requestId: number; query: EngineQuery }
     /** The announcement names some kernel listener hears now: the engine sends no others across. */
     | { kind: "heard"; names: string[] }
-    /** The checkpoint thread failed: connections checkpoint themselves again. */
+    /** The plugin stops: the engine finishes the attempts under way, records them and exits. */
     | { kind: "stop" };
 
 export interface KernelAnnouncement {

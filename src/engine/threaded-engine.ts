@@ -60,7 +60,7 @@ export class ThreadedEngine implements EngineHandle {
     private readonly announcements: AnnouncementQueue;
     private heardTimer: NodeJS.Timeout | undefined;
     /** The heard names last told to the engine's thread, joined; undefined: not told yet. */
-    private heardTold: string | undefined;
+    private heardNamesSent: string | undefined;
 
     public constructor(
         private readonly data: EngineWorkerData,
@@ -149,7 +149,7 @@ export class ThreadedEngine implements EngineHandle {
         this.worker = worker;
         this.startedAt = Date.now();
         // A new thread knows nothing yet: it is told at once (it sends every announcement until then).
-        this.heardTold = undefined;
+        this.heardNamesSent = undefined;
         this.tellHeard();
         let ready: () => void = () => undefined;
         let failed: (error: Error) => void = () => undefined;
@@ -237,8 +237,8 @@ export class ThreadedEngine implements EngineHandle {
         }
         const names = ANNOUNCED.filter((name) => askIsHeard(isHeard, name));
         const told = names.join(" ");
-        if (told !== this.heardTold) {
-            this.heardTold = told;
+        if (told !== this.heardNamesSent) {
+            this.heardNamesSent = told;
             this.post({ kind: "heard", names });
         }
     }

@@ -48,7 +48,7 @@ const answer = async (question: WalletQuestion): Promise<WalletAnswer> => {
     }
 };
 
-const say = (message: FromWallets): void => port.postMessage(message);
+const toNodeThread = (message: FromWallets): void => port.postMessage(message);
 
 port.on("message", (message: ToWallets) => {
     switch (message.kind) {
@@ -71,9 +71,9 @@ port.on("message", (message: ToWallets) => {
             return;
         case "ask":
             answer(message.question).then(
-                (answered) => say({ kind: "answer", id: message.id, ...answered }),
+                (answered) => toNodeThread({ kind: "answer", id: message.id, ...answered }),
                 (error: unknown) =>
-                    say({
+                    toNodeThread({
                         kind: "answer",
                         id: message.id,
                         error: error instanceof Error ? error.message : String(error),

@@ -25,7 +25,7 @@ export class PingLimiter {
     public constructor(private readonly perMinute: number) {}
 
     /** Webhooks whose pings it keeps count of. */
-    public get remembered(): number {
+    public get webhooksCounted(): number {
         return this.recent.size;
     }
 

@@ -30,6 +30,6 @@ describe("the pings a webhook may have", () => {
         }
         limiter.take("late", 60_000);
         expect(() => limiter.take("webhook-0", 60_001)).not.toThrow();
-        expect(limiter.remembered).toBe(2);
+        expect(limiter.webhooksCounted).toBe(2);
     });
 });
