@@ -12,6 +12,12 @@ export default tseslint.config(
         languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
     },
     {
+        // Thread scripts shipped as they are: CommonJS, Node's globals.
+        files: ["threads/*.cjs"],
+        languageOptions: { sourceType: "commonjs", globals: { require: "readonly", process: "readonly" } },
+        rules: { "@typescript-eslint/no-require-imports": "off" },
+    },
+    {
         rules: {
             "@typescript-eslint/no-explicit-any": "error",
             "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],

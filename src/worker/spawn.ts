@@ -16,33 +16,8 @@ const threadModules = (folder: string, name: string): string[] => {
         : [require.resolve("ts-node/register/transpile-only"), join(folder, `${name}.ts`)];
 };
 
-/**
- * A lowered thread's first code: it lowers the thread's priority, then loads its modules
- * (process.argv: node, "[worker eval]", the niceness, the modules). It is given to the thread as
- * its source, so that nothing loads before it, and may use globals only (no import of this module
- * reaches the thread). On Linux setpriority(0) sets the calling thread's nice value only; raising it
- * needs no privilege; 19 is the most there is. Where the thread's script is TypeScript (tests,
- * benchmarks), ts-node's hook loads after it: lowered by a TypeScript script of its own, the wallet
- * thread loaded ts-node and TypeScript's compiler for 320 ms at the node's priority first (perf sched,
- * 100,000 wallets), and the node's thread waited for the CPU it took: 12-18 ms stalls.
- */
-// Not instrumented for coverage: its text is the thread's source, where a coverage counter of this
-// module would be an undefined name (`jest --coverage` failed every lowered thread's start).
-/* istanbul ignore next */
-const lowerThenLoad = (): void => {
-    const [niceness, ...modules] = process.argv.slice(2);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const os = require("os") as typeof import("os");
-    try {
-        os.setPriority(0, Math.min(19, os.getPriority(0) + Number(niceness)));
-    } catch {
-        // Runs at the node's priority, as it would without the option.
-    }
-    for (const module of modules) {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
-        require(module);
-    }
-};
+/** A lowered thread's first code (see the file): shipped as it is, two folders above this module's. */
+const LOWER_THEN_LOAD = join(__dirname, "..", "..", "threads", "lower-then-load.cjs");
 
 /**
  * Starts a thread running a script of `folder` (by default this one's): the compiled JavaScript
@@ -55,8 +30,7 @@ export const spawnWorker = (name: string, workerData: unknown, folder: string = 
     const modules = threadModules(folder, name);
     // Elsewhere than on Linux, setpriority(0) would lower the whole process, the node's thread with it.
     if (niceness > 0 && process.platform === "linux") {
-        return new Worker(`(${lowerThenLoad.toString()})();`, {
-            eval: true,
+        return new Worker(LOWER_THEN_LOAD, {
             workerData,
             execArgv: [],
             argv: [String(niceness), ...modules],
