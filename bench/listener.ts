@@ -1,6 +1,6 @@
 import { regexp as arkRegexp } from "@arkecosystem/core-webhooks/dist/conditions";
 import { randomUUID } from "crypto";
-import { mkdtempSync, rmSync } from "fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 import { performance } from "perf_hooks";
@@ -73,6 +73,120 @@ const regexpStall = (): { ours: number; ark: number } => {
     begin = performance.now();
     arkRegexp(input, pattern);
     return { ours, ark: performance.now() - begin };
+};
+
+// The register at scale: one webhook per user on transaction.applied, each with a condition that
+// the fed events never meet, beside as many webhooks without conditions.
+const SCALES = (process.env.BENCH_LISTENER_SCALES ?? "10000,100000").split(",").map(Number);
+const SCALE_BLOCKS = 5;
+const BLOCK_EVENTS = 150;
+const SCALE_BATCH = 500;
+
+type ScaleKind = "no conditions" | "`recipientId eq`" | "`amount gt`";
+
+const scaleConditions = (kind: ScaleKind, index: number): Condition[] => {
+    switch (kind) {
+        case "no conditions":
+            return [];
+        case "`recipientId eq`":
+            return [{ key: "recipientId", condition: "eq", value: `AUser${String(index).padStart(29, "0")}` }];
+        case "`amount gt`":
+            return [{ key: "amount", condition: "gt", value: String(1_000_000_000_000 + index) }];
+    }
+};
+
+const folderBytes = (folder: string): number => {
+    try {
+        return readdirSync(folder).reduce((total, name) => total + statSync(join(folder, name)).size, 0);
+    } catch {
+        return 0;
+    }
+};
+
+interface ScaleRow {
+    kind: ScaleKind;
+    webhooks: number;
+    p50Ms: number;
+    p99Ms: number;
+    longestBlockMs: number;
+    journalBytesPerEvent: number;
+}
+
+/** Blocks of 150 transaction.applied events, dispatched one by one in one turn of the loop, as the node does. */
+const benchScale = async (kind: ScaleKind, webhooks: number): Promise<ScaleRow> => {
+    const ours = await startPlugin({ server: { whitelist: ["127.0.0.1"] } });
+    try {
+        for (let first = 0; first < webhooks; first += SCALE_BATCH) {
+            await Promise.all(
+                Array.from({ length: Math.min(SCALE_BATCH, webhooks - first) }, (_, offset) =>
+                    ours.plugin.register.create({
+                        event: "transaction.applied",
+                        target: "http://127.0.0.1:9/hook",
+                        enabled: true,
+                        conditions: scaleConditions(kind, first + offset),
+                        match: "any",
+                    }),
+                ),
+            );
+        }
+        // The index is made again in the turn after the register changed.
+        await new Promise((resolve) => setImmediate(resolve));
+        const journal = `${ours.file}.events`;
+        const bytesBefore = folderBytes(journal);
+        const durations: number[] = [];
+        let longestBlockMs = 0;
+        for (let block = 0; block < SCALE_BLOCKS; block++) {
+            const blockStarted = performance.now();
+            for (let index = 0; index < BLOCK_EVENTS; index++) {
+                const data = {
+                    id: randomUUID().replace(/-/g, "").repeat(2),
+                    recipientId: `ANobody${String(index).padStart(27, "0")}`,
+                    amount: String(1 + index),
+                };
+                const begin = performance.now();
+                ours.plugin.listener.handle({ name: "transaction.applied", data });
+                durations.push(performance.now() - begin);
+            }
+            longestBlockMs = Math.max(longestBlockMs, performance.now() - blockStarted);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        durations.sort((a, b) => a - b);
+        return {
+            kind,
+            webhooks,
+            p50Ms: percentile(durations, 0.5),
+            p99Ms: percentile(durations, 0.99),
+            longestBlockMs,
+            journalBytesPerEvent: (folderBytes(journal) - bytesBefore) / (SCALE_BLOCKS * BLOCK_EVENTS),
+        };
+    } finally {
+        await ours.stop();
+    }
+};
+
+/** The listener with 10,000 and 100,000 webhooks on one event: `npm run bench -- listener-scale`. */
+export const benchListenerScale = async (): Promise<string[]> => {
+    const rows: ScaleRow[] = [];
+    for (const webhooks of SCALES) {
+        for (const kind of ["no conditions", "`recipientId eq`", "`amount gt`"] as ScaleKind[]) {
+            rows.push(await benchScale(kind, webhooks));
+        }
+    }
+    return [
+        `Listener at scale: N webhooks on transaction.applied, each with a condition the events never meet (or none), ${SCALE_BLOCKS} blocks of ${BLOCK_EVENTS} events dispatched one by one in one turn of the loop:`,
+        "",
+        "| webhooks | conditions | listener per event p50 / p99 (ms) | a block of 150 on the node's loop, longest (ms) | journal bytes per event |",
+        "|---|---|---|---|---|",
+        ...rows.map((row) =>
+            formatRow([
+                row.webhooks.toLocaleString("en"),
+                row.kind,
+                `${row.p50Ms.toFixed(3)} / ${row.p99Ms.toFixed(3)}`,
+                row.longestBlockMs,
+                Math.round(row.journalBytesPerEvent),
+            ]),
+        ),
+    ];
 };
 
 /** Listener cost with deliveries pending, ours and ARK's, and the regexp stall. */

@@ -2,6 +2,7 @@ import { performance } from "perf_hooks";
 
 import { Webhook } from "../contracts";
 import { ConditionOptions } from "./conditions";
+import { EqualityIndex, lookupPairsOf } from "./equality-index";
 import { compileMatcher, PayloadMatcher } from "./matcher";
 
 export interface IndexedWebhook {
@@ -15,7 +16,8 @@ export interface MatchResult {
     deferred: Webhook[];
     /**
      * Ids of the event's webhooks left to the delivery engine, none tested on the listener's path:
-     * first those with no condition (`owedInGroup` of them), then those with a regexp condition.
+     * first those with no condition (`owedInGroup` of them), then those with a regexp condition,
+     * then, past TESTED_ON_LISTENER_PATH, those the equality index cannot find.
      * The same array from call to call until the event's webhooks change, so that the journal can
      * write it once and refer to it: a thousand ids in every record cost the node's loop more than
      * the rest of the listener, and with ten webhooks, their delivery ids and their place in the
@@ -28,10 +30,20 @@ export interface MatchResult {
 
 const monotonicNow = (): number => performance.now();
 
+/**
+ * Webhooks of one event whose conditions are tested on the listener's path, at most: past this
+ * many, those the equality index cannot find are left to the delivery engine, by group, so that
+ * the listener's cost and the journal's records do not grow with the register.
+ */
+const TESTED_ON_LISTENER_PATH = 64;
+
 interface EventSplit {
-    /** Tested on the listener's path, within its budget. */
+    /** Found by the values their `eq` conditions expect; found is matched where `exact`, else tested. */
+    equality: EqualityIndex<IndexedWebhook>;
+    exact: Set<IndexedWebhook>;
+    /** The others tested on the listener's path, within its budget. */
     plain: IndexedWebhook[];
-    /** The webhooks without a condition, then those with a regexp condition; see MatchResult. */
+    /** The webhooks without a condition, then those tested by the engine; see MatchResult. */
     groupIds: readonly string[] | undefined;
     unconditional: number;
 }
@@ -116,9 +128,24 @@ export class WebhookIndex {
         if (!split) {
             return result;
         }
+        let tested = split.plain;
+        if (split.equality.size > 0) {
+            const found = split.equality.candidates(payload);
+            if (found.size > 0) {
+                tested = [];
+                for (const entry of found) {
+                    if (split.exact.has(entry)) {
+                        result.matched.push(entry.webhook);
+                    } else {
+                        tested.push(entry);
+                    }
+                }
+                tested.push(...split.plain);
+            }
+        }
         let outOfTime = false;
-        for (let index = 0; index < split.plain.length; index++) {
-            const { webhook, matcher } = split.plain[index];
+        for (let index = 0; index < tested.length; index++) {
+            const { webhook, matcher } = tested[index];
             // The first webhook tested is always tested, so every event makes progress whatever the clock says.
             outOfTime ||= index > 0 && now() > deadline;
             if (outOfTime) {
@@ -174,20 +201,35 @@ export class WebhookIndex {
                 return undefined;
             }
             // One pass: a register of 100,000 webhooks on one event makes this again at every change.
-            const plain: IndexedWebhook[] = [];
+            const equality = new EqualityIndex<IndexedWebhook>();
+            const exact = new Set<IndexedWebhook>();
+            let plain: IndexedWebhook[] = [];
             const unconditional: string[] = [];
             const regexps: string[] = [];
             for (const entry of forEvent.values()) {
+                const pairs = lookupPairsOf(entry.webhook);
                 if (entry.matcher.unconditional) {
                     unconditional.push(entry.webhook.id);
                 } else if (entry.matcher.usesRegexp) {
                     regexps.push(entry.webhook.id);
+                } else if (pairs) {
+                    equality.add(pairs.pairs, entry);
+                    if (pairs.exact) {
+                        exact.add(entry);
+                    }
                 } else {
                     plain.push(entry);
                 }
             }
-            const groupIds = unconditional.concat(regexps);
+            let tested: string[] = regexps;
+            if (plain.length > TESTED_ON_LISTENER_PATH) {
+                tested = regexps.concat(plain.map((entry) => entry.webhook.id));
+                plain = [];
+            }
+            const groupIds = unconditional.concat(tested);
             split = {
+                equality,
+                exact,
                 plain,
                 groupIds: groupIds.length > 0 ? Object.freeze(groupIds) : undefined,
                 unconditional: unconditional.length,
