@@ -6,23 +6,25 @@ loadCompiledPlugin();
 import { benchCluster } from "./cluster";
 import { benchCost } from "./cost";
 import { benchChangeOfPace, benchDelivery } from "./delivery";
-import { benchListener } from "./listener";
+import { benchListener, benchListenerScale } from "./listener";
 import { benchLiveWallets } from "./live-wallets";
 import { benchRates } from "./rates";
 import { benchRegexp } from "./regexp";
-import { benchRegister } from "./register";
+import { benchRegister, benchRegisterStall } from "./register";
 import { benchWallets } from "./wallets";
 
-/** Sections that another runs too: `delivery` runs `rates` and `pace`. */
-const PARTS_OF_OTHERS = new Set(["rates", "pace"]);
+/** Sections that another runs too: `delivery` runs `rates` and `pace`, `listener` runs `listener-scale`, `register` runs `register-stall`. */
+const PARTS_OF_OTHERS = new Set(["rates", "pace", "listener-scale", "register-stall"]);
 
 /** `npm run bench`: every benchmark, each side by side with ARK's own plugin, in one run. */
 const main = async (): Promise<void> => {
     const only = process.argv[2];
     const sections: Array<[string, () => Promise<string[]>]> = [
-        ["register", benchRegister],
+        ["register", async () => [...(await benchRegister()), "", ...(await benchRegisterStall())]],
+        ["register-stall", benchRegisterStall],
         ["cluster", benchCluster],
-        ["listener", benchListener],
+        ["listener", async () => [...(await benchListener()), "", ...(await benchListenerScale())]],
+        ["listener-scale", benchListenerScale],
         ["delivery", async () => [...(await benchRates()), "", ...(await benchDelivery())]],
         ["rates", benchRates],
         ["pace", benchChangeOfPace],

@@ -2,6 +2,7 @@ import { randomUUID } from "crypto";
 import { mkdtempSync, rmSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
+import { monitorEventLoopDelay, performance } from "perf_hooks";
 
 import { freePort } from "../__tests__/support/ports";
 import { startPlugin } from "../__tests__/support/plugin-harness";
@@ -150,4 +151,47 @@ export const benchRegister = async (): Promise<string[]> => {
         `Our create rate at ${SIZES[1].toLocaleString("en")} stored is ${((large / small) * 100).toFixed(0)} % of the rate at ${SIZES[0].toLocaleString("en")}.`,
     );
     return rows;
+};
+
+const WRITERS = 10;
+const WRITES_MS = 5_000;
+
+/**
+ * The node's loop while 10 writers create and delete webhooks as fast as they are answered: its
+ * longest stall (`monitorEventLoopDelay`) and the writes a second. Each write is answered once its
+ * log is on disk; the flush runs on libuv's thread pool, not the node's thread.
+ */
+export const benchRegisterStall = async (): Promise<string[]> => {
+    const ours = await startPlugin({ server: { whitelist: ["127.0.0.1"] } });
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    let writes = 0;
+    try {
+        const deadline = performance.now() + WRITES_MS;
+        delay.enable();
+        await Promise.all(
+            Array.from({ length: WRITERS }, async () => {
+                while (performance.now() < deadline) {
+                    const { id } = await ours.plugin.register.create({
+                        event: "block.applied",
+                        target: TARGET,
+                        enabled: true,
+                        conditions: [],
+                        match: "any",
+                    });
+                    await ours.plugin.register.delete(id);
+                    writes += 2;
+                }
+            }),
+        );
+        delay.disable();
+    } finally {
+        await ours.stop();
+    }
+    return [
+        `Register writes from ${WRITERS} writers at once (create, then delete, each answered once on disk) for ${WRITES_MS / 1000} s:`,
+        "",
+        "| writes/s | the node's loop: longest stall (ms) | p99 (ms) |",
+        "|---|---|---|",
+        formatRow([(writes * 1000) / WRITES_MS, delay.max / 1e6, delay.percentile(99) / 1e6]),
+    ];
 };

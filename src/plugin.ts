@@ -36,6 +36,7 @@ import { JournalSpool } from "./store/journal-spool";
 import { JournalWriter } from "./store/journal-writer";
 import { isStorageError, StorageHealth } from "./store/storage-health";
 import { WebhookStore } from "./store/webhook-store";
+import { WalSync } from "./store/wal-sync";
 import { WriteBatcher } from "./store/write-batcher";
 import { WalletRoutes, walletRoutesPlugin } from "./wallets/wallet-routes";
 import { importArkRegister } from "./webhooks/ark-register-import";
@@ -99,6 +100,7 @@ export class WebhookPlugin {
     private readonly journalDamage: JournalDamage = { records: 0, bytes: 0 };
     public readonly deliveries: DeliveryService;
     private readonly writes: WriteBatcher;
+    private readonly walSync: WalSync;
     private server: Hapi.Server | undefined;
     private readonly checkpointer: Checkpointer;
     /** The register every relay shares, with storage.driver "postgres". */
@@ -144,7 +146,8 @@ export class WebhookPlugin {
             // Called in a later turn, once the journal below exists.
             (group, replaced) => this.journal.prepareGroup(group, replaced),
         );
-        this.writes = new WriteBatcher(this.store.register);
+        this.walSync = new WalSync(environment.file);
+        this.writes = new WriteBatcher(this.store.register, () => this.walSync.sync());
         this.shared =
             options.storage.driver === "postgres" ? new PostgresRegister(options.storage.postgres) : undefined;
         this.register = new WebhookRegister(
@@ -353,6 +356,7 @@ export class WebhookPlugin {
         this.spool.stop();
         this.journal.close();
         this.writes.flush();
+        await this.walSync.close();
         await this.checkpointer.stop();
         this.store.close();
     }

@@ -149,8 +149,9 @@ describe("hostile input never freezes the node", () => {
                 receivers.push(receiver);
                 // The engine in this thread, so that the spies reach its sender and its store.
                 running = await startPlugin({}, { engine: "inline" });
-                const id = await created(running, { target: receiver.url });
+                // Before the webhook exists: the engine's first look at its deliveries meets the fault.
                 const sends = inject();
+                const id = await created(running, { target: receiver.url });
 
                 const ticks = await timerTicksDuring(2_000, async () => {
                     for (let height = 1; height <= 20; height++) {

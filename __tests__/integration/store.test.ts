@@ -5,6 +5,8 @@ import { join } from "path";
 
 import { MIGRATIONS } from "../../src/store/migrations";
 import { openEngineConnection, openStore, StoreOpenError, WAL_SIZE_LIMIT_BYTES } from "../../src/store/database";
+import { WalSync } from "../../src/store/wal-sync";
+import { WriteBatcher } from "../../src/store/write-batcher";
 import { eventually, requestJson } from "../support/http";
 import { startPlugin } from "../support/plugin-harness";
 
@@ -19,14 +21,41 @@ describe("the SQLite register", () => {
 
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-    it("creates the schema at the latest user_version, in WAL mode, fsyncing register writes", () => {
+    it("creates the schema at the latest user_version, in WAL mode, no commit flushing on the node's thread", () => {
         const store = openStore(file);
         try {
             expect(store.register.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
             expect(store.register.pragma("journal_mode", { simple: true })).toBe("wal");
-            expect(store.register.pragma("synchronous", { simple: true })).toBe(2); // FULL
-            expect(store.outbox.pragma("synchronous", { simple: true })).toBe(1); // NORMAL
+            // NORMAL: a commit writes the log without flushing it (register writes: see the next test).
+            expect(store.register.pragma("synchronous", { simple: true })).toBe(1);
+            expect(store.outbox.pragma("synchronous", { simple: true })).toBe(1);
         } finally {
+            store.close();
+        }
+    });
+
+    it("answers a register write once its log is flushed to disk, off the node's thread, and fails it when the flush fails", async () => {
+        const store = openStore(file);
+        const walSync = new WalSync(file);
+        const order: string[] = [];
+        try {
+            const batcher = new WriteBatcher(store.register, async () => {
+                order.push("flush asked");
+                await walSync.sync();
+                order.push("flushed");
+            });
+            const written = batcher.run(() => store.register.prepare("INSERT INTO imports VALUES ('a', 1, 1)").run());
+            order.push("asked");
+            await written.then(() => order.push("answered"));
+            expect(order).toEqual(["asked", "flush asked", "flushed", "answered"]);
+
+            // A log that cannot be flushed: the write is answered as failed, as a failed commit is.
+            const failing = new WriteBatcher(store.register, () => new WalSync(join(dir, "gone", "x")).sync());
+            await expect(
+                failing.run(() => store.register.prepare("INSERT INTO imports VALUES ('b', 1, 1)").run()),
+            ).rejects.toMatchObject({ code: "ENOENT" });
+        } finally {
+            await walSync.close();
             store.close();
         }
     });

@@ -9,7 +9,7 @@ export type SqliteDatabase = BetterSqlite3.Database;
 
 /** The register and the outbox share one file but not one durability level. */
 export interface StoreConnections {
-    /** Webhook writes: fsync on every commit (synchronous = FULL). */
+    /** Webhook writes: each batch's log flushed before it is answered (see wal-sync.ts). */
     register: SqliteDatabase;
     /** Outbox writes on the listener's path: durable across a process crash, no fsync per event. */
     outbox: SqliteDatabase;
@@ -33,10 +33,12 @@ export class StoreOpenError extends Error {
  */
 export const WAL_SIZE_LIMIT_BYTES = 32 * 1024 * 1024;
 
-const applyPragmas = (db: SqliteDatabase, synchronous: "FULL" | "NORMAL"): void => {
+const applyPragmas = (db: SqliteDatabase): void => {
     db.pragma("journal_mode = WAL");
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-    db.pragma(`synchronous = ${synchronous}`);
+    // Commits write the log without flushing it: durable across a process crash. The register's
+    // writes are flushed before they are answered, off the node's thread (wal-sync.ts).
+    db.pragma("synchronous = NORMAL");
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
     // The Checkpointer's worker thread checkpoints; see resumeAutoCheckpoints() for when it cannot.
@@ -65,10 +67,10 @@ const migrate = (db: SqliteDatabase, file: string): void => {
     }
 };
 
-const openConnection = (file: string, synchronous: "FULL" | "NORMAL"): SqliteDatabase => {
+const openConnection = (file: string): SqliteDatabase => {
     const db = new BetterSqlite3(file);
     try {
-        applyPragmas(db, synchronous);
+        applyPragmas(db);
         return db;
     } catch (error) {
         db.close();
@@ -147,7 +149,7 @@ export const openStore = (file: string): StoreConnections => {
     let outbox: SqliteDatabase | undefined;
     try {
         prepareFile(file);
-        register = openConnection(file, "FULL");
+        register = openConnection(file);
         const integrity = register.pragma("quick_check", { simple: true });
         if (integrity !== "ok") {
             throw new StoreOpenError(file, `the integrity check failed (${String(integrity)})`);
@@ -155,7 +157,7 @@ export const openStore = (file: string): StoreConnections => {
         migrate(register, file);
         // A file that opens but refuses writes stops the start here, named, not at the first write.
         register.pragma(`user_version = ${MIGRATIONS.length}`);
-        outbox = openConnection(file, "NORMAL");
+        outbox = openConnection(file);
     } catch (error) {
         outbox?.close();
         register?.close();
@@ -179,7 +181,7 @@ export const openStore = (file: string): StoreConnections => {
  * checked and migrated by openStore() on the node's thread before the engine starts.
  */
 export const openEngineConnection = (file: string): SqliteDatabase => {
-    const db = openConnection(file, "NORMAL");
+    const db = openConnection(file);
     // The engine writes most of the log, in bursts: it checkpoints itself past a small log (on its
     // own thread), so the log never outgrows what a checkpoint can take. Left to the checkpoint
     // thread's pace alone, a burst after a full disk was freed grew the log into all the space

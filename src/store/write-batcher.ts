@@ -8,14 +8,18 @@ interface PendingWrite {
 
 /**
  * Group commit: writes that arrive in the same turn of the event loop share one transaction and so
- * one fsync. Each write runs in its own savepoint, so one failing write fails alone. A promise
- * settles only after its transaction committed: an answered write is on disk.
+ * one flush to disk. Each write runs in its own savepoint, so one failing write fails alone. A
+ * promise settles only after its transaction committed and `durable` resolved (see wal-sync.ts,
+ * which flushes off the node's thread): an answered write is on disk.
  */
 export class WriteBatcher {
     private queue: PendingWrite[] = [];
     private scheduled = false;
 
-    public constructor(private readonly db: SqliteDatabase) {}
+    public constructor(
+        private readonly db: SqliteDatabase,
+        private readonly durable: () => Promise<void> = () => Promise.resolve(),
+    ) {}
 
     public run<T>(work: () => T): Promise<T> {
         return new Promise<T>((resolve, reject) => {
@@ -56,13 +60,17 @@ export class WriteBatcher {
             batch.forEach(({ reject }) => reject(rolledBackBy ?? error));
             return;
         }
-        batch.forEach(({ resolve, reject }, index) => {
-            const outcome = outcomes[index];
-            if (outcome.ok) {
-                resolve(outcome.value);
-            } else {
-                reject(outcome.error);
-            }
-        });
+        const settle = (): void =>
+            batch.forEach(({ resolve, reject }, index) => {
+                const outcome = outcomes[index];
+                if (outcome.ok) {
+                    resolve(outcome.value);
+                } else {
+                    reject(outcome.error);
+                }
+            });
+        // Committed but maybe not on disk: the writes are answered as failed, as a commit that
+        // could not flush its log would have been.
+        this.durable().then(settle, (error: unknown) => batch.forEach(({ reject }) => reject(error)));
     }
 }
