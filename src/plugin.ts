@@ -174,7 +174,7 @@ export class WebhookPlugin {
             : undefined;
         this.deliveries = new DeliveryService(
             this.outbox,
-            (webhookId) => this.engine.wake([webhookId]),
+            (webhookId) => this.engine.resume(webhookId),
             new PingLimiter(options.limits.pingsPerMinute),
             this.sharedDeliveries,
         );

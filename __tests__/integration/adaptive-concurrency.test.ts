@@ -117,4 +117,26 @@ describe("concurrency that adapts to each receiver's origin", () => {
         const afterPause = receiver.requests.slice(1).map((request) => request.receivedAt - pausedAt);
         expect(Math.min(...afterPause)).toBeGreaterThanOrEqual(2_900);
     }, 60_000);
+
+    it("lifts an origin's pause when an operator redelivers or pings: the delivery goes out now, not after the pause", async () => {
+        receiver = await new Receiver((request, index, response) =>
+            answer(index === 0 ? 503 : 200, index === 0 ? { "retry-after": "600" } : {})(request, index, response),
+        ).start();
+        running = await startPlugin({});
+        const id = await createWebhook(running, `http://127.0.0.1:${receiver.port}/hook`);
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
+        await eventually(async () => ((await originsOf(running as RunningPlugin))[0]?.pausedUntil ? true : undefined));
+        const [delivery] = (
+            await requestJson<{ data: Array<{ id: string }> }>(`${running.url}/webhooks/${id}/deliveries`)
+        ).body.data;
+
+        const redelivered = await requestJson(`${running.url}/webhooks/${id}/deliveries/${delivery.id}/redeliver`, {
+            method: "POST",
+        });
+
+        expect(redelivered.status).toBe(202);
+        await eventually(async () => (receiver?.requests.length === 2 ? true : undefined));
+        expect(receiver.requests.map((request) => request.headers["webhook-id"])).toEqual([delivery.id, delivery.id]);
+        expect((await originsOf(running))[0].pausedUntil).toBeNull();
+    }, 60_000);
 });

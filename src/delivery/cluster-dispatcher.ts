@@ -145,6 +145,18 @@ export class ClusterDispatcher {
         });
     }
 
+    /**
+     * An operator asked for one of the webhook's deliveries now (a redelivery, a ping): a
+     * Retry-After pause of its origin ends, and the webhook is looked at.
+     */
+    public resume(webhookId: string): void {
+        const webhook = this.dependencies.findWebhook(webhookId);
+        if (webhook) {
+            this.origins.resume(targetKey(webhook.target));
+        }
+        this.wake([webhookId]);
+    }
+
     public async stop(): Promise<void> {
         this.running = false;
         clearTimeout(this.timer);

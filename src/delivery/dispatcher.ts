@@ -179,6 +179,18 @@ export class DeliveryDispatcher {
         });
     }
 
+    /**
+     * An operator asked for one of the webhook's deliveries now (a redelivery, a ping): a
+     * Retry-After pause of its origin ends, and the webhook is looked at.
+     */
+    public resume(webhookId: string): void {
+        const webhook = this.dependencies.findWebhook(webhookId);
+        if (webhook) {
+            this.origins.resume(targetKey(webhook.target));
+        }
+        this.wake([webhookId]);
+    }
+
     /** Stops taking work and waits for the attempts under way; their outcomes are recorded. */
     public async stop(): Promise<void> {
         this.running = false;

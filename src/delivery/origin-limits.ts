@@ -253,6 +253,14 @@ export class OriginLimits {
         state.limit = to;
     }
 
+    /** An operator asked for a delivery to this origin now (a redelivery, a ping): its pause ends. */
+    public resume(origin: string): void {
+        const state = this.origins.get(origin);
+        if (state) {
+            state.pausedUntil = 0;
+        }
+    }
+
     public inFlight(origin: string): number {
         return this.origins.get(origin)?.inFlight ?? 0;
     }

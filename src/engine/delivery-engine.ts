@@ -216,6 +216,11 @@ export class DeliveryEngine {
         this.dispatcher.wake(webhookIds);
     }
 
+    /** An operator asked for one of the webhook's deliveries now: see the dispatcher's resume(). */
+    public resume(webhookId: string): void {
+        this.dispatcher.resume(webhookId);
+    }
+
     /** A webhook created or changed on the node's thread: its compiled conditions follow. */
     public putWebhook(webhook: Webhook): void {
         // Its first events may have been expanded before this news came (the journal is read on the

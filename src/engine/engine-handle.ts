@@ -7,6 +7,8 @@ export interface EngineHandle {
     start(): Promise<void>;
     /** Webhooks just given deliveries (or enabled again); none: look for due work. Cheap to call per event. */
     wake(webhookIds?: readonly string[]): void;
+    /** An operator asked for one of the webhook's deliveries now (a redelivery, a ping): its origin's pause ends. */
+    resume(webhookId: string): void;
     webhookChanged(webhook: Webhook): void;
     webhookRemoved(id: string): void;
     origins(): Promise<OriginLoad[]>;

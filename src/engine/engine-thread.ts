@@ -102,6 +102,8 @@ port.on("message", (message: ToEngine) => {
     switch (message.kind) {
         case "wake":
             return engine.wake(message.webhookIds);
+        case "resume":
+            return engine.resume(message.webhookId);
         case "webhook-put":
             return engine.putWebhook(message.webhook);
         case "webhook-removed":

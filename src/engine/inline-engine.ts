@@ -40,6 +40,10 @@ export class InlineEngine implements EngineHandle {
         this.engine?.wake(webhookIds);
     }
 
+    public resume(webhookId: string): void {
+        this.engine?.resume(webhookId);
+    }
+
     public webhookChanged(webhook: Webhook): void {
         this.engine?.putWebhook(webhook);
     }

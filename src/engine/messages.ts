@@ -23,6 +23,8 @@ export type EngineQuery = "origins" | "metrics";
 export type ToEngine =
     /** These webhooks were just given deliveries, or enabled again; no ids: look for due work. */
     | { kind: "wake"; webhookIds: string[] }
+    /** An operator asked for one of its deliveries now: its origin's pause ends. */
+    | { kind: "resume"; webhookId: string }
     | { kind: "webhook-put"; webhook: Webhook }
     | { kind: "webhook-removed"; id: string }
     | { kind: "disabled"; requestId: number; changed: boolean }

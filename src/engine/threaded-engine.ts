@@ -106,6 +106,10 @@ export class ThreadedEngine implements EngineHandle {
         });
     }
 
+    public resume(webhookId: string): void {
+        this.post({ kind: "resume", webhookId });
+    }
+
     public webhookChanged(webhook: Webhook): void {
         this.post({ kind: "webhook-put", webhook });
     }

@@ -22,7 +22,10 @@ export interface SharedDeliveries {
 export class DeliveryService {
     public constructor(
         private readonly outbox: DeliveryStore,
-        /** Tells the dispatcher that a webhook has a delivery due now. */
+        /**
+         * Tells the dispatcher that an operator made one of the webhook's deliveries due now: it
+         * looks at the webhook, and a Retry-After pause of its origin ends.
+         */
         private readonly wake: (webhookId: string) => void,
         private readonly pings: PingLimiter,
         private readonly shared?: SharedDeliveries,
@@ -54,6 +57,7 @@ export class DeliveryService {
         if (this.shared) {
             const again = await this.shared.redeliver(webhookId, deliveryId, now);
             if (again) {
+                this.wake(webhookId);
                 return again;
             }
         }
