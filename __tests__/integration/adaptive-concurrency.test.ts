@@ -118,6 +118,35 @@ describe("concurrency that adapts to each receiver's origin", () => {
         expect(Math.min(...afterPause)).toBeGreaterThanOrEqual(2_900);
     }, 60_000);
 
+    it("keeps an origin's pause across a restart: nothing goes to it before the pause ends", async () => {
+        receiver = await new Receiver((request, index, response) =>
+            answer(index === 0 ? 429 : 200, index === 0 ? { "retry-after": "600" } : {})(request, index, response),
+        ).start();
+        running = await startPlugin({});
+        const id = await createWebhook(running, `http://127.0.0.1:${receiver.port}/hook`);
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
+        const paused = await eventually(
+            async () => (await originsOf(running as RunningPlugin))[0]?.pausedUntil ?? undefined,
+        );
+        const dir = running.dir;
+        await running.stop({ keepFiles: true });
+
+        running = await startPlugin({}, { dir });
+        // A new event for the paused origin: it waits with the origin, the restart notwithstanding.
+        running.plugin.listener.handle({ name: "block.applied", data: { height: 2 } });
+        const restored = await eventually(async () => (await originsOf(running as RunningPlugin))[0]);
+        const pending = await eventually(async () => {
+            const { body } = await requestJson<{ data: Array<{ status: string }> }>(
+                `${(running as RunningPlugin).url}/webhooks/${id}/deliveries`,
+            );
+            return body.data.length === 2 ? body.data : undefined;
+        });
+
+        expect(restored.pausedUntil).toBe(paused);
+        expect(pending.map((delivery) => delivery.status)).toEqual(["pending", "pending"]);
+        expect(receiver.requests).toHaveLength(1);
+    }, 60_000);
+
     it("lifts an origin's pause when an operator redelivers or pings: the delivery goes out now, not after the pause", async () => {
         receiver = await new Receiver((request, index, response) =>
             answer(index === 0 ? 503 : 200, index === 0 ? { "retry-after": "600" } : {})(request, index, response),

@@ -1,5 +1,6 @@
 import { Delivery, Webhook } from "../contracts";
 import { AttemptOutcome, DeliveryStore } from "../store/delivery-store";
+import { OriginPauses } from "../store/origin-pauses";
 import { StorageHealth, StoragePart } from "../store/storage-health";
 import { attemptDelivery, DeliveryReport } from "./attempt";
 import {
@@ -48,6 +49,8 @@ export interface ClusterDispatcherDependencies {
     onReport: (report: DeliveryReport) => void;
     /** Failures that are not the local file's (the shared database's among them); the caller throttles them. */
     onError: (error: unknown) => void;
+    /** Retry-After pauses of origins, kept across a restart. */
+    pauses?: OriginPauses;
     clock?: () => number;
     random?: () => number;
 }
@@ -112,11 +115,15 @@ export class ClusterDispatcher {
         this.origins = new OriginLimits(
             { floor: options.concurrencyPerTargetFloor, ceiling: options.concurrencyPerTarget },
             this.clock,
+            dependencies.pauses,
         );
     }
 
     public start(): void {
         this.running = true;
+        this.dependencies.pauses
+            ?.running(this.clock())
+            .forEach(({ origin, until }) => this.origins.restorePause(origin, until));
         this.lookAtSharedOutbox = true;
         this.wake();
     }

@@ -1,5 +1,6 @@
 import { Delivery, Webhook } from "../contracts";
 import { DeliveryStore } from "../store/delivery-store";
+import { OriginPauses } from "../store/origin-pauses";
 import { StorageHealth, StoragePart } from "../store/storage-health";
 import { attemptDelivery, DeliveryReport } from "./attempt";
 import {
@@ -57,6 +58,8 @@ export interface DispatcherDependencies {
      * freed must go to the checkpoint (which lets the log be reused) before the log grows into it.
      */
     makeRoom?: () => void;
+    /** Retry-After pauses of origins, kept across a restart. */
+    pauses?: OriginPauses;
     clock?: () => number;
     random?: () => number;
 }
@@ -147,6 +150,7 @@ export class DeliveryDispatcher {
         this.origins = new OriginLimits(
             { floor: options.concurrencyPerTargetFloor, ceiling: options.concurrencyPerTarget },
             this.clock,
+            dependencies.pauses,
         );
         this.outcomes = new OutcomeBatch((outcomes) => dependencies.outbox.recordAll(outcomes), {
             maxOutcomes: RECORD_BATCH,
@@ -156,6 +160,9 @@ export class DeliveryDispatcher {
 
     public start(): void {
         this.running = true;
+        this.dependencies.pauses
+            ?.running(this.clock())
+            .forEach(({ origin, until }) => this.origins.restorePause(origin, until));
         this.dependencies.outbox.pendingWebhookIds().forEach((id) => this.active.add(id));
         this.wake();
     }

@@ -1,4 +1,5 @@
 import { OriginLoad } from "../contracts";
+import { PauseKeeper } from "../store/origin-pauses";
 import { AttemptResult } from "./retry-policy";
 
 export interface OriginLimitOptions {
@@ -126,7 +127,16 @@ export class OriginLimits {
     public constructor(
         private readonly options: OriginLimitOptions,
         private readonly clock: () => number = Date.now,
+        /** Keeps each pause where a restart finds it again. */
+        private readonly pauses?: PauseKeeper,
     ) {}
+
+    /** A pause kept from before a restart. */
+    public restorePause(origin: string, until: number): void {
+        if (until > this.clock()) {
+            this.stateOf(origin).pausedUntil = until;
+        }
+    }
 
     /** Attempts the origin may start now. */
     public free(origin: string): number {
@@ -164,7 +174,11 @@ export class OriginLimits {
             return;
         }
         if (result.kind === "response" && result.retryAfterMs !== undefined && isOverload(result)) {
-            state.pausedUntil = Math.max(state.pausedUntil, now + Math.min(result.retryAfterMs, ORIGIN_PAUSE_CAP_MS));
+            const until = Math.max(state.pausedUntil, now + Math.min(result.retryAfterMs, ORIGIN_PAUSE_CAP_MS));
+            if (until !== state.pausedUntil) {
+                state.pausedUntil = until;
+                this.keep(() => this.pauses?.kept(origin, until));
+            }
         }
         if (isOverload(result)) {
             this.decrease(state, now);
@@ -256,8 +270,18 @@ export class OriginLimits {
     /** An operator asked for a delivery to this origin now (a redelivery, a ping): its pause ends. */
     public resume(origin: string): void {
         const state = this.origins.get(origin);
-        if (state) {
+        if (state && state.pausedUntil > 0) {
             state.pausedUntil = 0;
+            this.keep(() => this.pauses?.ended(origin));
+        }
+    }
+
+    /** A pause not kept only lasts until the restart: the attempt's outcome matters more than it. */
+    private keep(write: () => void): void {
+        try {
+            write();
+        } catch {
+            // The file refuses writes; the storage's health says so through the outcomes' writes.
         }
     }
 

@@ -8,6 +8,7 @@ import { OriginLoad, Webhook } from "../contracts";
 import { PluginOptions } from "../config/options";
 import { announcementOf, AttemptAnnouncement } from "../delivery/announcer";
 import { ClusterDispatcher } from "../delivery/cluster-dispatcher";
+import { OriginPauses } from "../store/origin-pauses";
 import { DeliveryDispatcher, DeliveryReport } from "../delivery/dispatcher";
 import { JournalExpander } from "../delivery/journal-expander";
 import { Retention } from "../delivery/retention";
@@ -158,6 +159,7 @@ export class DeliveryEngine {
             health,
             onReport: (report: DeliveryReport) => this.reported(report),
             onError: (error: unknown) => errors.write("delivery", `delivery error: ${String(error)}`),
+            pauses: new OriginPauses(this.db),
         };
         if (options.storage.driver === "postgres") {
             // Its name says which relay holds a lease; the id, which run of it (a restart holds none of the last run's).

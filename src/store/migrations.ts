@@ -116,4 +116,11 @@ export const MIGRATIONS: readonly string[] = [
     DROP TABLE attempts;
     ALTER TABLE attempts_by_seq RENAME TO attempts;
     `,
+    // A Retry-After pause of a receiver's origin, kept across a restart (see store/origin-pauses.ts).
+    `
+    CREATE TABLE origin_pauses (
+        origin TEXT PRIMARY KEY,
+        until INTEGER NOT NULL
+    );
+    `,
 ];
