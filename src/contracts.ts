@@ -119,6 +119,8 @@ export type RegisterState =
           following: boolean;
           since: number;
           reason: string | null;
+          /** Another relay runs under this relay's name (storage.postgres.relayName): what was seen. */
+          duplicateRelayName: string | null;
       };
 
 /**

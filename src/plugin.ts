@@ -48,6 +48,9 @@ import { WebhookRegister } from "./webhooks/webhook-register";
 const CHECKPOINT_INTERVAL_MS = 1000;
 const SPOOL_RETRY_MS = 1000;
 const JOURNAL_SEGMENT_BYTES = 64 * 1024 * 1024;
+// Another relay under this relay's name said it was alive this recently: two relays share a name.
+// Relays say it every 10 s (the follower's check of the shared register).
+const DUPLICATE_NAME_WINDOW_MS = 25_000;
 // The first start with a shared register moves this relay's own webhooks into it, once.
 const MOVED_INTO_SHARED = "sqlite-register-into-postgres";
 
@@ -101,6 +104,8 @@ export class WebhookPlugin {
     public readonly deliveries: DeliveryService;
     private readonly writes: WriteBatcher;
     private readonly walSync: WalSync;
+    /** Another relay runs under this relay's name, as last seen (see announceRelay). */
+    private duplicateRelayName: string | undefined;
     private server: Hapi.Server | undefined;
     private readonly checkpointer: Checkpointer;
     /** The register every relay shares, with storage.driver "postgres". */
@@ -257,6 +262,7 @@ export class WebhookPlugin {
             {
                 synchronise: async () => {
                     await shared.migrate();
+                    await this.announceRelay(shared);
                     await this.meetSharedRegister(shared);
                     await this.moveOwnRegisterOnce(shared);
                     // Here, not at start: the shared register may be out of reach then, and this is tried again.
@@ -265,6 +271,7 @@ export class WebhookPlugin {
                 },
                 changed: async (id) => register.follow(id, await shared.find(id)),
                 verify: async () => {
+                    await this.announceRelay(shared);
                     const identity = await shared.identity();
                     if (identity !== followedRegister(this.store.register)) {
                         throw new Error(`the shared register (${shared.database}) was replaced (now ${identity})`);
@@ -286,7 +293,33 @@ export class WebhookPlugin {
             return { driver: "sqlite" };
         }
         const state = this.follower?.state() ?? { following: false, since: Date.now(), reason: "not started" };
-        return { driver: "postgres", database: this.shared.database, ...state };
+        return {
+            driver: "postgres",
+            database: this.shared.database,
+            ...state,
+            duplicateRelayName: this.duplicateRelayName ?? null,
+        };
+    }
+
+    /**
+     * Says this relay is alive under its name, each time it looks at the shared register (every
+     * 10 s), and tells at error level, once, when another relay was alive under the same name.
+     */
+    private async announceRelay(shared: PostgresRegister): Promise<void> {
+        const { relayName } = this.options.storage.postgres;
+        const seen = await shared.announce(relayName, shared.relay, Date.now(), DUPLICATE_NAME_WINDOW_MS);
+        const { logger, name } = this.environment;
+        if (seen === undefined) {
+            if (this.duplicateRelayName !== undefined) {
+                logger.info(`${name} no other relay runs under the name "${relayName}" now`);
+            }
+            this.duplicateRelayName = undefined;
+            return;
+        }
+        if (this.duplicateRelayName === undefined) {
+            this.duplicateRelayName = `another relay runs under the name "${relayName}" (seen at ${new Date(seen).toISOString()}): give each relay its own storage.postgres.relayName`;
+            logger.error(`${name} ${this.duplicateRelayName}`);
+        }
     }
 
     /**

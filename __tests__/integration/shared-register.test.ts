@@ -301,6 +301,39 @@ describe("several relays on one shared register (storage.driver postgres)", () =
         expect(relayB.logs.join("\n")).toMatch(/cannot follow the shared register/);
     });
 
+    it("tells, at error level and in GET /api, when two relays run under one name, and not for a relay of its own name", async () => {
+        // relayA and relayB run under one default name (this host and port 0, as tests bind them).
+        const registerOf = async (relay: RunningPlugin) =>
+            (await requestJson<{ data: { storage: { register: { duplicateRelayName: string | null } } } }>(relay.url))
+                .body.data.storage.register;
+        const named = await startPlugin({
+            storage: {
+                ...relayOptions(postgres.url).storage,
+                postgres: { ...relayOptions(postgres.url).storage.postgres, relayName: "relay-of-its-own" },
+            },
+        });
+        try {
+            const seen = await eventually(
+                async () => {
+                    const { duplicateRelayName } = await registerOf(relayB);
+                    return duplicateRelayName ?? undefined;
+                },
+                { timeoutMs: 30_000, intervalMs: 200 },
+            );
+            expect(seen).toMatch(
+                /another relay runs under the name ".+:0" \(seen at .+\): give each relay its own storage\.postgres\.relayName/,
+            );
+            expect(
+                relayB.logs.filter(
+                    (line) => line.startsWith("error:") && line.includes("another relay runs under the name"),
+                ),
+            ).toHaveLength(1);
+            expect((await registerOf(named)).duplicateRelayName).toBeNull();
+        } finally {
+            await named.stop();
+        }
+    });
+
     it("refuses a shared schema newer than the plugin, naming both versions", async () => {
         const admin = new Client({ connectionString: postgres.url });
         await admin.connect();
@@ -310,7 +343,7 @@ describe("several relays on one shared register (storage.driver postgres)", () =
             try {
                 const refused = await create(newer, receiver.url);
                 expect(refused.status).toBe(503);
-                expect(refused.text).toMatch(/schema version 99 is newer than this plugin's 3; upgrade the plugin/);
+                expect(refused.text).toMatch(/schema version 99 is newer than this plugin's 4; upgrade the plugin/);
             } finally {
                 await newer.stop();
             }

@@ -48,6 +48,9 @@ const valuesOf = (webhook: Webhook): unknown[] => [
     webhook.updatedAt,
 ];
 
+// Runs of relays not seen for a day are forgotten (each relay's run is a new row).
+const FORGET_RELAYS_AFTER_MS = 24 * 60 * 60 * 1000;
+
 /**
  * The register of webhooks in a PostgreSQL every relay shares. Each write is one transaction that
  * also announces the webhook's id on REGISTER_CHANNEL (NOTIFY is sent on commit), so every relay
@@ -77,6 +80,27 @@ export class PostgresRegister implements SharedRegisterStore {
             async (client) =>
                 (await client.query<{ id: string }>(`SELECT id FROM ${SCHEMA}.register_identity LIMIT 1`)).rows[0].id,
         );
+    }
+
+    /**
+     * Says that this run of the relay named `name` is alive, and tells whether another run of a
+     * relay under that name said so within `withinMs` (two relays given one name): its last time.
+     */
+    public async announce(name: string, run: string, now: number, withinMs: number): Promise<number | undefined> {
+        return this.read(async (client) => {
+            const { rows } = await client.query<{ seen_at: string | null }>(
+                `WITH written AS (
+                     INSERT INTO ${SCHEMA}.relays (name, run, seen_at) VALUES ($1, $2, $3)
+                     ON CONFLICT (name, run) DO UPDATE SET seen_at = excluded.seen_at
+                 ), forgotten AS (
+                     DELETE FROM ${SCHEMA}.relays WHERE seen_at < $3 - ${FORGET_RELAYS_AFTER_MS}
+                 )
+                 SELECT MAX(seen_at) AS seen_at FROM ${SCHEMA}.relays WHERE name = $1 AND run <> $2 AND seen_at > $3 - $4`,
+                [name, run, now, withinMs],
+            );
+            const seen = rows[0]?.seen_at;
+            return seen === null || seen === undefined ? undefined : Number(seen);
+        });
     }
 
     public async count(): Promise<number> {

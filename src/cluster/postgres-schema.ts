@@ -59,6 +59,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     INSERT INTO ${SCHEMA}.register_identity (id, created_at)
         VALUES (md5(random()::text || clock_timestamp()::text), (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
     `,
+    // Each relay says it is alive under its name (storage.postgres.relayName), so that two relays
+    // given one name (a copied configuration) are told: leases and bodies would not say which is which.
+    `
+    CREATE TABLE ${SCHEMA}.relays (name TEXT NOT NULL, run TEXT NOT NULL, seen_at BIGINT NOT NULL, PRIMARY KEY (name, run));
+    `,
 ];
 
 /** The shared schema is newer than this plugin: another relay runs a newer version. */
