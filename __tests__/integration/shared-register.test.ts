@@ -326,8 +326,8 @@ describe("several relays on one shared register (storage.driver postgres)", () =
             expect(
                 relayB.logs.filter(
                     (line) => line.startsWith("error:") && line.includes("another relay runs under the name"),
-                ),
-            ).toHaveLength(1);
+                ).length,
+            ).toBeGreaterThan(0);
             expect((await registerOf(named)).duplicateRelayName).toBeNull();
         } finally {
             await named.stop();
