@@ -6,7 +6,8 @@ import { performance } from "perf_hooks";
 
 import { eventually } from "../__tests__/support/http";
 import { freePort } from "../__tests__/support/ports";
-import { startPlugin } from "../__tests__/support/plugin-harness";
+import { DeepPartial, RunningPlugin, startPlugin } from "../__tests__/support/plugin-harness";
+import { PluginOptions } from "../src/config/options";
 import { Receiver } from "../__tests__/support/receiver";
 import { ArkWebhooks, startArkWebhooks } from "./ark-webhooks";
 import { formatRow, percentile } from "./load";
@@ -101,6 +102,22 @@ const slowReceiver = (): Receiver =>
         setTimeout(() => response.writeHead(200).end("ok"), SLOW_ANSWER_MS);
     });
 
+/** Our plugin with one webhook on block.applied to the receiver, with these delivery options. */
+const oursDeliveringTo = async (
+    receiver: Receiver,
+    delivery: DeepPartial<PluginOptions["delivery"]> = {},
+): Promise<RunningPlugin> => {
+    const ours = await startPlugin({ server: { whitelist: ["127.0.0.1"] }, delivery });
+    await ours.plugin.register.create({
+        event: "block.applied",
+        target: receiver.url,
+        enabled: true,
+        conditions: [],
+        match: "any",
+    });
+    return ours;
+};
+
 /** ARK's plugin with one webhook on block.applied to the receiver, for the length of `body`. */
 const withArkWebhooksTo = async <T>(receiver: Receiver, body: (ark: ArkWebhooks) => Promise<T>): Promise<T> => {
     const dir = mkdtempSync(join(tmpdir(), "cww-bench-ark-"));
@@ -126,14 +143,7 @@ const withArkWebhooksTo = async <T>(receiver: Receiver, body: (ark: ArkWebhooks)
 /** The slow but healthy receiver, ours and ARK's. */
 const benchSlowReceiver = async (): Promise<string[]> => {
     const receiver = await slowReceiver().start(await freePort());
-    const ours = await startPlugin({ server: { whitelist: ["127.0.0.1"] } });
-    await ours.plugin.register.create({
-        event: "block.applied",
-        target: receiver.url,
-        enabled: true,
-        conditions: [],
-        match: "any",
-    });
+    const ours = await oursDeliveringTo(receiver);
     const mine = await runSlowReceiver((event) => ours.plugin.listener.handle(event), receiver);
     const concurrency = (await ours.plugin.engine.origins())[0]?.concurrency ?? 0;
     await ours.stop();
@@ -245,17 +255,7 @@ const runChangeOfPace = async (
 /** The receiver that changes pace, ours and ARK's (whose attempts time out at 1.5 s too). */
 export const benchChangeOfPace = async (): Promise<string[]> => {
     const receiver = await new Receiver().start(await freePort());
-    const ours = await startPlugin({
-        server: { whitelist: ["127.0.0.1"] },
-        delivery: { timeoutMs: PACE_TIMEOUT_MS },
-    });
-    await ours.plugin.register.create({
-        event: "block.applied",
-        target: receiver.url,
-        enabled: true,
-        conditions: [],
-        match: "any",
-    });
+    const ours = await oursDeliveringTo(receiver, { timeoutMs: PACE_TIMEOUT_MS });
     const mine = await runChangeOfPace((event) => ours.plugin.listener.handle(event), receiver);
     await ours.stop();
     await receiver.stop();
@@ -295,17 +295,7 @@ export const benchDelivery = async (): Promise<string[]> => {
     ];
     for (const scenario of ["burst", "down 40 %"] as Scenario[]) {
         const receiver = await new Receiver().start(await freePort());
-        const ours = await startPlugin({
-            server: { whitelist: ["127.0.0.1"] },
-            delivery: { retryScheduleSeconds: [1, 2, 5, 10, 30] },
-        });
-        await ours.plugin.register.create({
-            event: "block.applied",
-            target: receiver.url,
-            enabled: true,
-            conditions: [],
-            match: "any",
-        });
+        const ours = await oursDeliveringTo(receiver, { retryScheduleSeconds: [1, 2, 5, 10, 30] });
         const mine = await run(
             scenario,
             receiver,
