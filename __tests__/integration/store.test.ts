@@ -49,6 +49,18 @@ describe("the SQLite register", () => {
             await written.then(() => order.push("answered"));
             expect(order).toEqual(["asked", "flush asked", "flushed", "answered"]);
 
+            // A copy of what is durable elsewhere (the shared register) is answered at commit.
+            order.length = 0;
+            const copied = batcher.run(() => store.register.prepare("INSERT INTO imports VALUES ('c', 1, 1)").run(), {
+                durable: false,
+            });
+            const durableBeside = batcher.run(() =>
+                store.register.prepare("INSERT INTO imports VALUES ('d', 1, 1)").run(),
+            );
+            await copied.then(() => order.push("copy answered"));
+            await durableBeside.then(() => order.push("durable answered"));
+            expect(order).toEqual(["flush asked", "copy answered", "flushed", "durable answered"]);
+
             // A log that cannot be flushed: the write is answered as failed, as a failed commit is.
             const failing = new WriteBatcher(store.register, () => new WalSync(join(dir, "gone", "x")).sync());
             await expect(

@@ -2,6 +2,8 @@ import { SqliteDatabase } from "./database";
 
 interface PendingWrite {
     work: () => unknown;
+    /** Answered once on disk; otherwise once committed (a copy of what is durable elsewhere). */
+    durable: boolean;
     resolve: (value: unknown) => void;
     reject: (error: unknown) => void;
 }
@@ -21,9 +23,14 @@ export class WriteBatcher {
         private readonly durable: () => Promise<void> = () => Promise.resolve(),
     ) {}
 
-    public run<T>(work: () => T): Promise<T> {
+    /**
+     * Runs `work` in the next batch. `durable: false` settles once committed, without waiting for
+     * the flush: for a copy of what is durable elsewhere (the shared register), which readers of
+     * the file must not see ahead of the rest of the plugin.
+     */
+    public run<T>(work: () => T, { durable = true }: { durable?: boolean } = {}): Promise<T> {
         return new Promise<T>((resolve, reject) => {
-            this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+            this.queue.push({ work, durable, resolve: resolve as (value: unknown) => void, reject });
             if (!this.scheduled) {
                 this.scheduled = true;
                 setImmediate(() => this.flush());
@@ -60,17 +67,26 @@ export class WriteBatcher {
             batch.forEach(({ reject }) => reject(rolledBackBy ?? error));
             return;
         }
-        const settle = (): void =>
-            batch.forEach(({ resolve, reject }, index) => {
+        const settle = (durable: boolean): void =>
+            batch.forEach((write, index) => {
+                if (write.durable !== durable) {
+                    return;
+                }
                 const outcome = outcomes[index];
                 if (outcome.ok) {
-                    resolve(outcome.value);
+                    write.resolve(outcome.value);
                 } else {
-                    reject(outcome.error);
+                    write.reject(outcome.error);
                 }
             });
-        // Committed but maybe not on disk: the writes are answered as failed, as a commit that
-        // could not flush its log would have been.
-        this.durable().then(settle, (error: unknown) => batch.forEach(({ reject }) => reject(error)));
+        settle(false);
+        if (batch.some(({ durable }) => durable)) {
+            // Committed but maybe not on disk: the writes are answered as failed, as a commit that
+            // could not flush its log would have been.
+            this.durable().then(
+                () => settle(true),
+                (error: unknown) => batch.filter(({ durable }) => durable).forEach(({ reject }) => reject(error)),
+            );
+        }
     }
 }

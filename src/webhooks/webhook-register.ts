@@ -275,7 +275,8 @@ export class WebhookRegister {
     private async followNow(id: string, webhook: Webhook | undefined): Promise<void> {
         const current = this.store.findById(id);
         if (!webhook) {
-            if (current && (await this.writes.run(() => this.store.delete(id)))) {
+            // The shared register holds it durably: the copy follows at commit, index and all.
+            if (current && (await this.writes.run(() => this.store.delete(id), { durable: false }))) {
                 this.index.remove(id);
                 this.observer.removed(id);
             }
@@ -284,7 +285,7 @@ export class WebhookRegister {
         if (current && (current.updatedAt > webhook.updatedAt || sameWebhook(current, webhook))) {
             return;
         }
-        await this.writes.run(() => this.store.upsert(webhook));
+        await this.writes.run(() => this.store.upsert(webhook), { durable: false });
         try {
             this.index.put(webhook);
         } catch (error) {
