@@ -360,20 +360,21 @@ export class OriginLimits {
 
     /** An overload: the limit halves (once a round trip) and probing starts up again from there. */
     private decrease(state: Origin, now: number): void {
+        // A probe met the overload: its limit goes with it.
+        const limitBefore = state.probe?.from ?? state.limit;
         state.probe = undefined;
         state.reference = null;
         state.direction = "up";
         state.step = SLOW_START_STEP;
         state.quiet = 0;
         state.quietAfterRejection = 0;
-        state.round = newRound(now, state.limit, false, state.inFlight);
-        // The failures of one overload arrive together.
-        const roundTrip = Math.max(state.latency ?? 0, 100);
-        if (now - state.lastDecrease < roundTrip) {
-            return;
+        // The failures of one overload arrive together: one halving a round trip.
+        const halve = now - state.lastDecrease >= Math.max(state.latency ?? 0, 100);
+        if (halve) {
+            state.lastDecrease = now;
         }
-        state.lastDecrease = now;
-        state.limit = Math.max(this.options.floor, state.limit * DECREASE);
-        state.round = newRound(now, state.limit, true, state.inFlight);
+        const limit = halve ? Math.max(this.options.floor, limitBefore * DECREASE) : limitBefore;
+        state.round = newRound(now, limit, limit !== state.limit, state.inFlight);
+        state.limit = limit;
     }
 }
