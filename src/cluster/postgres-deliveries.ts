@@ -214,6 +214,17 @@ export class PostgresDeliveries {
         );
     }
 
+    /** Ends this relay's leases of deliveries whose attempt ended without an outcome: they are due again. */
+    public async release(deliveryIds: readonly string[], now: number): Promise<void> {
+        await this.db.read((client) =>
+            client.query(
+                `UPDATE ${DELIVERIES} SET next_attempt_at = $2, lease_owner = NULL
+                 WHERE id = ANY($1::text[]) AND lease_owner = $3 AND status = 'pending'`,
+                [deliveryIds, now, this.relay],
+            ),
+        );
+    }
+
     /** When the next pending delivery not yet due (or leased) falls due; null when none waits. */
     public async nextDueAfter(now: number): Promise<number | null> {
         return this.db.read(async (client) => {

@@ -1,6 +1,6 @@
 import { Delivery, Webhook } from "../contracts";
-import { DeliveryStore } from "../store/delivery-store";
 import { OriginPauses } from "../store/origin-pauses";
+import { Outbox } from "../store/outbox";
 import { StorageHealth, StoragePart } from "../store/storage-health";
 import { attemptDelivery, DeliveryReport } from "./attempt";
 import {
@@ -13,8 +13,8 @@ import {
     WebhookBackoff,
 } from "./dispatch-common";
 import { JournalExpander } from "./journal-expander";
-import { OutcomeBatch } from "./outcome-batch";
 import { OriginLimits } from "./origin-limits";
+import { OutcomeBatch } from "./outcome-batch";
 import { AttemptResult } from "./retry-policy";
 import { DeliverySender } from "./sender";
 
@@ -29,20 +29,9 @@ export interface DispatcherOptions {
     autoDisableAfterDeadDeliveries: number;
 }
 
-export type DispatcherOutbox = Pick<
-    DeliveryStore,
-    | "pendingWebhookIds"
-    | "nextDueOf"
-    | "dueOf"
-    | "nextDueOfAfter"
-    | "nextDueAfter"
-    | "recordAll"
-    | "cancelPending"
-    | "deadStreak"
->;
-
 export interface DispatcherDependencies {
-    outbox: DispatcherOutbox;
+    /** The storage driver: this relay's file, or the outbox every relay shares. */
+    outbox: Outbox;
     expander: Pick<JournalExpander, "expand">;
     sender: Pick<DeliverySender, "send">;
     /** An enabled webhook; undefined when it is disabled (its deliveries wait) or deleted. */
@@ -53,11 +42,6 @@ export interface DispatcherDependencies {
     onReport: (report: DeliveryReport) => void;
     /** Failures that are not the storage's; the caller throttles them. */
     onError: (error: unknown) => void;
-    /**
-     * Checkpoints the log before writing again after a failure: on a disk that was full, the space
-     * freed must go to the checkpoint (which lets the log be reused) before the log grows into it.
-     */
-    makeRoom?: () => void;
     /** Retry-After pauses of origins, kept across a restart. */
     pauses?: OriginPauses;
     clock?: () => number;
@@ -66,73 +50,68 @@ export interface DispatcherDependencies {
 
 // Long sleeps are cut so that a changed wall clock cannot strand a due delivery.
 const MAX_SLEEP_MS = 30_000;
-// Due deliveries of a webhook read at once and launched from memory: one query for this many
-// attempts, where reading past the ones in flight cost a query of some 65 rows an attempt.
-const READ_AHEAD = 256;
-
-const PUMP_BACKOFF_MAX_MS = 2_000;
-// Outcomes written in one transaction at most (see outcome-batch.ts). An outcome waits at most
+const PASS_BACKOFF_MAX_MS = 2_000;
+// Outcomes written together at most (see outcome-batch.ts). An outcome waits at most
 // RECORD_WAIT_MS: it is sent already, and waiting only delays what the API shows of it.
 const RECORD_BATCH = 256;
 const RECORD_WAIT_MS = 50;
 
+type Answer = { result: AttemptResult; durationMs: number };
+
 /**
- * Takes due deliveries from the outbox and sends them, within a global and a per-target cap. An
- * attempt frees its slot once answered; its outcome is written with others in one transaction,
- * and until then its delivery is not read as due again. A restart resumes from what was written:
- * an answered attempt whose outcome was not yet written is sent again, with the same id.
+ * The delivery loop, over either storage driver (see outbox.ts). Each pass turns the journal into
+ * deliveries, has the outbox take them in, and claims due deliveries webhook by webhook, from a
+ * rotating start, within a global cap and each origin's adaptive limit (origin-limits.ts). An
+ * attempt frees its slot once answered, and its webhook is visited again in the next pass; its
+ * outcome is written with others, and its claim ends then.
  *
- * Work is found per webhook, not by walking one queue: the dispatcher knows which webhooks have
- * pending deliveries and visits them in turn, reading a webhook's due rows only when its target
- * has a free slot. A slow receiver's backlog costs nothing to pass over, and the next wake-up is
- * set by the next delivery due that is not held by a cap, so a hanging receiver never delays
- * another webhook's retries.
+ * Work is found per webhook, not by walking one queue: a slow receiver's backlog costs nothing to
+ * pass over, and the next wake-up is set by the next delivery due that no cap holds back, so a
+ * hanging receiver never delays another webhook's retries.
  *
  * No failure re-dispatches without time passing: a failed attempt (a throw, an outcome that
  * cannot be recorded) holds its webhook back with a growing delay, an outcome that cannot be
- * recorded is kept and nothing is sent until it is written, and a failed pass waits too.
+ * recorded is kept and nothing more is sent until it is written, and a failed pass waits too,
+ * however often events wake the dispatcher meanwhile.
  */
 export class DeliveryDispatcher {
+    /** How many attempts each origin may have under way, adapted to how it answers. */
+    public readonly origins: OriginLimits;
     /** Attempts from their start until their outcome is written (or fails to be). */
     private readonly inFlight = new Map<string, Promise<void>>();
     /** Attempts waiting for their answer: each holds a slot of the global cap. */
     private sending = 0;
-    /** How many attempts each origin may have under way, adapted to how it answers. */
-    public readonly origins: OriginLimits;
-    /** Webhooks that may have pending deliveries; a webhook leaves when it has none left or is disabled. */
+    /** Webhooks that may have due deliveries; a webhook leaves when it has none or is disabled. */
     private readonly active = new Set<string>();
-    /** Webhooks whose pending deliveries are all retries due later: not visited before then. */
+    /** Webhooks whose pending deliveries are all due later: not visited before then. */
     private readonly resting = new Map<string, number>();
+    /**
+     * The soonest retry this dispatcher wrote for each webhook: visited when it falls due, whatever
+     * the outbox said of the webhook when it was last claimed from.
+     */
+    private readonly retries = new Map<string, number>();
     /** Webhooks whose last attempts failed inside the plugin: held back, with a growing delay. */
     private readonly backoff = new WebhookBackoff();
-    /** Outcomes sent but not yet written: nothing is sent until they are. */
+    /** Outcomes sent but not written: nothing more is sent until they are. */
     private readonly unrecorded = new Map<string, DeliveryReport["record"]>();
-    /** Outcomes answered and not yet written, written together in one transaction. */
     private readonly outcomes: OutcomeBatch;
-    /**
-     * Each webhook's due deliveries read ahead, in due order, none in flight. Only this dispatcher
-     * attempts them, so they stay due; a delivery made due by the API meanwhile is read with the
-     * next batch, and a webhook disabled, deleted or gone drops its batch.
-     */
-    private readonly readAhead = new Map<string, { deliveries: Delivery[]; next: number }>();
-    /**
-     * Webhooks whose read-ahead held every delivery due when it was read, and the time until which
-     * no other of their rows falls due (their next retry): while it holds, the deliveries the
-     * journal gives them join the read-ahead from memory instead of being read back from the file.
-     * Anything else that makes a delivery due (a redelivery, a ping, a webhook enabled again) wakes
-     * the dispatcher with the webhook's id, which ends it.
-     */
-    private readonly allDueReadUntil = new Map<string, number>();
     /** Webhooks a receiver answered 410 in this run: deliveries they are given are cancelled. */
     private readonly gone = new Set<string>();
     /** Webhooks answered 410 whose disabling is under way: nothing more is sent to them meanwhile. */
     private readonly disabling = new Set<string>();
-    private pumpFailures = 0;
     /**
      * An outcome could not be written lately: one attempt at a time until one is, so that a full
-     * disk meets one outcome at a time, not an origin's worth of them.
+     * disk (or a database out of reach) meets one outcome at a time, not an origin's worth.
      */
     private probing = false;
+    /** The next pass asks the outbox which webhooks have due work. */
+    private lookPending = true;
+    /** The pass under way: stop() waits for it, so that nothing touches storage after it closes. */
+    private pass: Promise<void> = Promise.resolve();
+    private passing = false;
+    private passAgain = false;
+    private passFailures = 0;
+    /** After a failed pass, wakes wait for its backoff: events arriving meanwhile must not each try again. */
     private pausedUntil = 0;
     private rotation = 0;
     private timer: NodeJS.Timeout | undefined;
@@ -163,27 +142,26 @@ export class DeliveryDispatcher {
         this.dependencies.pauses
             ?.running(this.clock())
             .forEach(({ origin, until }) => this.origins.restorePause(origin, until));
-        this.dependencies.outbox.pendingWebhookIds().forEach((id) => this.active.add(id));
-        this.wake();
+        this.lookPending = true;
+        this.schedulePass();
     }
 
     /**
-     * Looks for due work on the next turn of the event loop; cheap to call often. `webhookIds` are
-     * webhooks that were just given deliveries (or enabled again).
+     * Passes again soon; cheap to call often. `webhookIds` were made due by something other than
+     * the journal (a redelivery, a ping, a webhook enabled again).
      */
     public wake(webhookIds: Iterable<string> = []): void {
         for (const id of webhookIds) {
-            this.active.add(id);
-            this.resting.delete(id);
-            this.allDueReadUntil.delete(id);
+            this.dependencies.outbox.touched(id);
+            this.visit(id);
         }
-        if (!this.running || this.immediate || this.clock() < this.pausedUntil) {
-            return;
-        }
-        this.immediate = setImmediate(() => {
-            this.immediate = undefined;
-            this.pump();
-        });
+        this.schedulePass();
+    }
+
+    /** Another writer made deliveries due (a notice), or some may have been missed: the next pass looks. */
+    public lookAgain(): void {
+        this.lookPending = true;
+        this.schedulePass();
     }
 
     /**
@@ -207,15 +185,10 @@ export class DeliveryDispatcher {
             this.immediate = undefined;
         }
         this.outcomes.writeSoon();
+        await this.pass;
         await Promise.allSettled([...this.inFlight.values()]);
-        this.readAhead.clear();
-        this.allDueReadUntil.clear();
-        try {
-            this.recordHeldOutcomes();
-        } catch (error) {
-            // Those deliveries stay pending in the file and are sent again at the next start.
-            this.report(error, "outcomes");
-        }
+        // Outcomes not written are attempted again at the next start (or, shared, when their lease runs out), under the same id.
+        await this.recordHeldOutcomes().catch((error: unknown) => this.report(error, "outcomes"));
     }
 
     /** Attempts under way, and outcomes waiting to be written. */
@@ -223,92 +196,113 @@ export class DeliveryDispatcher {
         return { inFlight: this.sending, unrecorded: this.unrecorded.size };
     }
 
-    private pump(): void {
-        if (!this.running) {
+    private visit(webhookId: string): void {
+        this.active.add(webhookId);
+        this.resting.delete(webhookId);
+    }
+
+    private schedulePass(): void {
+        if (!this.running || this.clock() < this.pausedUntil) {
             return;
         }
-        let drained = true;
+        if (this.passing) {
+            this.passAgain = true;
+            return;
+        }
+        this.immediate ??= setImmediate(() => {
+            this.immediate = undefined;
+            this.pass = this.runPass();
+        });
+    }
+
+    private async runPass(): Promise<void> {
+        if (!this.running || this.passing) {
+            return;
+        }
+        this.passing = true;
+        this.passAgain = false;
+        clearTimeout(this.timer);
+        let rest: { ms: number; look: boolean };
         try {
-            if (this.pumpFailures > 0 || this.unrecorded.size > 0) {
-                this.dependencies.makeRoom?.();
+            const { outbox, expander, health } = this.dependencies;
+            if (this.passFailures > 0 || this.unrecorded.size > 0) {
+                outbox.makeRoom();
             }
-            this.recordHeldOutcomes();
-            const expansion = this.dependencies.expander.expand(EXPANSION_SLICE_MS);
-            drained = expansion.drained;
+            await this.recordHeldOutcomes();
+            const expansion = expander.expand(EXPANSION_SLICE_MS);
             if (expansion.committed > 0) {
-                this.dependencies.health.succeeded("deliveries");
+                health.succeeded("deliveries");
             }
-            this.enqueueExpanded(expansion.webhookIds, expansion.deliveries);
+            const intake = await outbox.takeIn(expansion, this.clock());
+            await this.takeInWebhooks(intake.webhookIds);
             const now = this.clock();
-            this.startDue(now);
-            if (drained) {
-                this.sleepUntilNextDue(now);
+            this.visitRetriesDue(now);
+            if (this.lookPending) {
+                this.lookPending = false;
+                (await outbox.webhooksWithWork(now)).forEach((id) => this.visit(id));
             }
-            this.pumpFailures = 0;
+            await this.startDue(now);
+            rest =
+                expansion.drained && intake.done ? await this.restAfter(now) : { ms: EXPANSION_REST_MS, look: false };
+            this.passFailures = 0;
         } catch (error) {
-            this.pumpFailures++;
+            this.passFailures++;
+            this.lookPending = true;
             this.report(error, "deliveries");
-            const wait = failureBackoffMs(this.pumpFailures, PUMP_BACKOFF_MAX_MS);
-            this.pausedUntil = this.clock() + wait;
-            this.sleep(wait);
+            rest = { ms: failureBackoffMs(this.passFailures, PASS_BACKOFF_MAX_MS), look: false };
+            this.pausedUntil = this.clock() + rest.ms;
+        } finally {
+            this.passing = false;
+        }
+        if (this.passAgain && this.passFailures === 0) {
+            this.schedulePass();
             return;
         }
-        if (!drained) {
-            this.sleep(EXPANSION_REST_MS);
+        this.sleep(rest);
+        if (this.sending === 0) {
+            // Nothing under way: the outcomes waiting are all there will be for now.
+            this.outcomes.writeSoon();
         }
     }
 
-    private enqueueExpanded(webhookIds: readonly string[], deliveries: readonly Delivery[]): void {
-        const now = this.clock();
+    private visitRetriesDue(now: number): void {
+        for (const [webhookId, at] of this.retries) {
+            if (at <= now) {
+                this.retries.delete(webhookId);
+                this.visit(webhookId);
+            }
+        }
+    }
+
+    /** Webhooks the journal just gave deliveries: visited, unless a receiver said it is gone. */
+    private async takeInWebhooks(webhookIds: readonly string[]): Promise<void> {
         for (const id of webhookIds) {
             if (this.gone.has(id)) {
-                this.dependencies.outbox.cancelPending(id, GONE_REASON, now);
-                this.forgetQueue(id);
+                await this.dependencies.outbox.cancelPending(id, GONE_REASON, this.clock());
             } else {
-                this.active.add(id);
-                this.resting.delete(id);
-            }
-        }
-        for (const delivery of deliveries) {
-            const until = this.allDueReadUntil.get(delivery.webhookId);
-            if (until === undefined || this.gone.has(delivery.webhookId)) {
-                continue;
-            }
-            const batch = this.readAhead.get(delivery.webhookId);
-            if (now >= until || (batch && batch.deliveries.length - batch.next >= READ_AHEAD)) {
-                // A retry fell due, or the receiver lags: the file has the rest, in due order.
-                this.allDueReadUntil.delete(delivery.webhookId);
-                continue;
-            }
-            if (batch) {
-                batch.deliveries.push(delivery);
-            } else {
-                this.readAhead.set(delivery.webhookId, { deliveries: [delivery], next: 0 });
+                this.visit(id);
             }
         }
     }
 
-    private forgetQueue(webhookId: string): void {
-        this.readAhead.delete(webhookId);
-        this.allDueReadUntil.delete(webhookId);
-    }
-
-    /** Writes the outcomes that could not be written when they came; throws while the file refuses. */
-    private recordHeldOutcomes(): void {
+    /** Writes the outcomes that could not be written when they came; throws while storage refuses. */
+    private async recordHeldOutcomes(): Promise<void> {
         if (this.unrecorded.size === 0) {
             return;
         }
-        this.dependencies.outbox.recordAll([...this.unrecorded.values()]);
+        await this.dependencies.outbox.recordAll([...this.unrecorded.values()]);
         this.unrecorded.clear();
+        this.probing = false;
         this.dependencies.health.succeeded("outcomes");
     }
 
-    /** Visits the webhooks with pending deliveries, from a rotating start, until every slot is taken. */
-    private startDue(now: number): void {
+    /** Visits the webhooks with due deliveries, from a rotating start, until every slot is taken. */
+    private async startDue(now: number): Promise<void> {
         const webhookIds = [...this.active];
         const first = this.rotation++ % Math.max(1, webhookIds.length);
-        for (let visited = 0; visited < webhookIds.length; visited++) {
-            if (this.sending >= this.options.concurrency) {
+        for (let visited = 0; visited < webhookIds.length && this.running; visited++) {
+            const cap = this.probing ? 1 : this.options.concurrency;
+            if (this.sending >= cap || this.unrecorded.size > 0) {
                 return;
             }
             const webhookId = webhookIds[(first + visited) % webhookIds.length];
@@ -319,13 +313,11 @@ export class DeliveryDispatcher {
             if (!webhook) {
                 // Disabled or deleted: its deliveries wait; enabling it wakes the dispatcher again.
                 this.active.delete(webhookId);
-                this.forgetQueue(webhookId);
+                this.dependencies.outbox.forget(webhookId);
                 continue;
             }
             this.gone.delete(webhookId);
-            if (this.fill(webhook, now) === "nothing due") {
-                this.restUntilNextDue(webhookId, now);
-            }
+            await this.fill(webhook, now, cap);
         }
     }
 
@@ -333,83 +325,46 @@ export class DeliveryDispatcher {
         return Math.max(this.resting.get(webhookId) ?? 0, this.backoff.until(webhookId));
     }
 
-    private restUntilNextDue(webhookId: string, now: number): void {
-        const next = this.dependencies.outbox.nextDueOf(webhookId);
-        if (next === null) {
-            this.active.delete(webhookId);
-            this.resting.delete(webhookId);
-        } else if (next > now) {
-            this.resting.set(webhookId, next);
-        }
-    }
-
-    /** Starts as many of the webhook's due deliveries as its target and the global cap allow. */
-    private fill(webhook: Webhook, now: number): "started" | "held back" | "nothing due" {
+    /** Starts as many of the webhook's due deliveries as its origin and the global cap allow. */
+    private async fill(webhook: Webhook, now: number, cap: number): Promise<void> {
         if (this.disabling.has(webhook.id)) {
-            return "held back";
+            return;
         }
         const key = targetKey(webhook.target);
-        const used = this.origins.inFlight(key);
-        const cap = this.probing ? 1 : this.options.concurrency;
         const free = Math.min(cap - this.sending, this.origins.free(key));
         if (free <= 0) {
-            return "held back";
+            return;
         }
-        let batch = this.readAhead.get(webhook.id);
-        const until = this.allDueReadUntil.get(webhook.id);
-        if (until !== undefined && now >= until) {
-            this.allDueReadUntil.delete(webhook.id);
+        // Only a pass launches attempts, one pass at a time: the slots counted are still free after the claim.
+        const claim = await this.dependencies.outbox.claim(webhook.id, now, free);
+        claim.deliveries.forEach((delivery) => this.launch(delivery, webhook, key));
+        if (claim.idleUntil === Infinity) {
+            this.active.delete(webhook.id);
+            this.resting.delete(webhook.id);
+        } else if (claim.idleUntil !== undefined && claim.idleUntil > now) {
+            this.resting.set(webhook.id, claim.idleUntil);
         }
-        if (!batch && this.allDueReadUntil.has(webhook.id)) {
-            return "nothing due";
-        }
-        if (!batch) {
-            // Its deliveries in flight or answered and not yet written are among its first due rows:
-            // read past them.
-            const limit = READ_AHEAD + used + this.outcomes.waiting(webhook.id);
-            const due = this.dependencies.outbox.dueOf(webhook.id, now, limit);
-            batch = { deliveries: due.filter((delivery) => !this.inFlight.has(delivery.id)), next: 0 };
-            this.readAhead.set(webhook.id, batch);
-            if (due.length < limit) {
-                this.allDueReadUntil.set(
-                    webhook.id,
-                    this.dependencies.outbox.nextDueOfAfter(webhook.id, now) ?? Infinity,
-                );
-            } else {
-                this.allDueReadUntil.delete(webhook.id);
-            }
-        }
-        let started = 0;
-        while (started < free && batch.next < batch.deliveries.length) {
-            this.launch(batch.deliveries[batch.next++], webhook, key);
-            started++;
-        }
-        if (batch.next >= batch.deliveries.length) {
-            this.readAhead.delete(webhook.id);
-        }
-        return started > 0 ? "started" : "nothing due";
     }
 
     private launch(delivery: Delivery, webhook: Webhook, key: string): void {
         this.origins.started(key);
         this.sending++;
         let slotHeld = true;
-        const freeSlot = (answer?: { result: AttemptResult; durationMs: number }): void => {
+        const freeSlot = (answer?: Answer): void => {
             if (!slotHeld) {
                 return;
             }
             slotHeld = false;
-            const wasFull = this.sending >= this.options.concurrency;
             this.sending--;
             this.origins.finished(key, answer?.result, answer?.durationMs ?? 0);
-            this.afterAttempt(webhook.id, wasFull);
+            // Its next deliveries may be due, and the slot may be another webhook's.
+            this.visit(webhook.id);
+            this.schedulePass();
         };
-        const attempt = this.run(delivery, webhook, freeSlot)
+        const attempt = this.attempt(delivery, webhook, freeSlot)
             .then(
-                () => {
-                    this.backoff.succeeded(webhook.id);
-                },
-                (error: unknown) => this.holdBack(webhook.id, error),
+                () => this.backoff.succeeded(webhook.id),
+                (error: unknown) => this.holdBack(delivery, error),
             )
             .finally(() => {
                 this.inFlight.delete(delivery.id);
@@ -418,65 +373,41 @@ export class DeliveryDispatcher {
         this.inFlight.set(delivery.id, attempt);
     }
 
-    private holdBack(webhookId: string, error: unknown): void {
-        // The attempt left its delivery pending and due, in the file only: it is read from there.
-        this.allDueReadUntil.delete(webhookId);
-        this.backoff.failed(webhookId, this.clock());
+    private holdBack(delivery: Delivery, error: unknown): void {
+        if (!this.unrecorded.has(delivery.id)) {
+            // Ended without an outcome to write: the delivery is due again.
+            this.dependencies.outbox
+                .release([delivery.id], this.clock())
+                .catch((failure: unknown) => this.report(failure, "deliveries"));
+        }
+        this.backoff.failed(delivery.webhookId, this.clock());
         this.report(error, "outcomes");
     }
 
-    /**
-     * An attempt ended and freed a slot of its target: the same webhook's next due delivery takes
-     * it, found by one indexed query. When it has none, when it is held back, or when every slot
-     * was taken (others may be waiting for one), all webhooks with pending deliveries are visited.
-     */
-    private afterAttempt(webhookId: string, wasFull: boolean): void {
-        if (!this.running) {
-            return;
-        }
-        try {
-            const now = this.clock();
-            const mayRefill = !wasFull && this.unrecorded.size === 0 && this.heldUntil(webhookId) <= now;
-            const webhook = mayRefill ? this.dependencies.findWebhook(webhookId) : undefined;
-            if (!webhook || this.fill(webhook, now) !== "started") {
-                this.wake();
-            }
-        } catch (error) {
-            this.report(error, "deliveries");
-            this.wake();
-        }
-    }
-
-    private async run(
-        delivery: Delivery,
-        webhook: Webhook,
-        freeSlot: (answer: { result: AttemptResult; durationMs: number }) => void,
-    ): Promise<void> {
+    private async attempt(delivery: Delivery, webhook: Webhook, freeSlot: (answer: Answer) => void): Promise<void> {
         const report = await attemptDelivery(delivery, webhook, {
             sender: this.dependencies.sender,
             retryScheduleSeconds: this.options.retryScheduleSeconds,
             clock: this.clock,
             random: this.random,
         });
-        const written = this.outcomes.add(webhook.id, report.record);
+        const written = this.outcomes.add(report.record);
         if (report.decision.disableWebhook) {
             this.disabling.add(webhook.id);
         }
-        // After a write failed, the slot is held until the outcome is written: a disk that was
-        // full meets one outcome at a time, not an origin's worth of them. After a 410, until the
-        // webhook is disabled.
+        // After a write failed, the slot is held until the outcome is written: storage that
+        // refused meets one outcome at a time. After a 410, until the webhook is disabled.
         const holdSlot = this.probing || report.decision.disableWebhook;
         if (!holdSlot) {
             freeSlot({ result: report.outcome.result, durationMs: report.durationMs });
         }
-        if (holdSlot || this.sending === 0 || !this.running) {
-            // Nothing else is under way whose outcome could join these soon.
+        if (holdSlot || !this.running || (this.sending === 0 && !this.passing && !this.immediate)) {
+            // Nothing else is under way or about to start whose outcome could join these soon.
             this.outcomes.writeSoon();
         }
         try {
             await written;
         } catch (error) {
-            // Sent but not written: kept, and nothing more is sent until it is (see recordHeldOutcomes).
             this.unrecorded.set(delivery.id, report.record);
             this.probing = true;
             this.disabling.delete(webhook.id);
@@ -486,69 +417,79 @@ export class DeliveryDispatcher {
             this.probing = false;
             this.dependencies.health.succeeded("outcomes");
         }
-        if (report.record.status === "pending") {
-            // A retry is in the file only now: the reads made while it waited did not see it.
-            this.allDueReadUntil.delete(webhook.id);
-            this.wake();
+        const retryAt = report.record.nextAttemptAt;
+        if (report.record.status === "pending" && retryAt !== null) {
+            // Its retry is written: the next wake-up counts it.
+            this.retries.set(webhook.id, Math.min(retryAt, this.retries.get(webhook.id) ?? Infinity));
+            this.schedulePass();
         }
         this.dependencies.onReport(report);
         await this.afterDecision(report);
     }
 
     private async afterDecision({ webhook, decision }: DeliveryReport): Promise<void> {
+        const { outbox } = this.dependencies;
         if (decision.disableWebhook) {
             try {
                 await this.dependencies.disableWebhook(webhook.id, GONE_REASON);
                 this.gone.add(webhook.id);
-                this.dependencies.outbox.cancelPending(webhook.id, GONE_REASON, this.clock());
-                this.forgetQueue(webhook.id);
+                await outbox.cancelPending(webhook.id, GONE_REASON, this.clock());
+                outbox.forget(webhook.id);
+                this.active.delete(webhook.id);
             } finally {
                 this.disabling.delete(webhook.id);
             }
         } else if (decision.status === "dead" && this.options.autoDisableAfterDeadDeliveries > 0) {
-            const streak = this.dependencies.outbox.deadStreak(webhook.id, this.options.autoDisableAfterDeadDeliveries);
-            if (streak >= this.options.autoDisableAfterDeadDeliveries) {
+            const window = this.options.autoDisableAfterDeadDeliveries;
+            const streak = await outbox.deadStreak(webhook.id, window);
+            if (streak >= window) {
                 await this.dependencies.disableWebhook(webhook.id, `${streak} deliveries in a row died`);
             }
         }
     }
 
-    private report(error: unknown, part: StoragePart): void {
-        reportFailure(error, part, this.dependencies.health, this.dependencies.onError);
-    }
-
     /**
-     * Sleeps until the next delivery falls due that no cap holds back: those wake it when a slot
-     * frees. `now` is the time the pass looked for due work: what fell due after it was not looked
-     * at, so the wake-up is reckoned from it, not from the clock after the pass (that missed a
-     * retry due in between, and slept 30 s).
+     * How long to sleep after a pass that left nothing to take in: until the next delivery falls
+     * due that no cap holds back (those wake it when a slot frees), a held webhook or a paused
+     * origin. `now` is the time the pass looked for due work: what fell due after it was not looked
+     * at, so the wake-up is reckoned from it.
      */
-    private sleepUntilNextDue(now: number): void {
-        let next = this.dependencies.outbox.nextDueAfter(now) ?? now + MAX_SLEEP_MS;
+    private async restAfter(now: number): Promise<{ ms: number; look: boolean }> {
+        const every = this.dependencies.outbox.lookEveryMs;
+        const longest = every ?? MAX_SLEEP_MS;
+        // Attempts under way wake the next pass as they end: an outbox others write to is asked
+        // only when idle, and looked at every `lookEveryMs` meanwhile.
+        const busy = every !== undefined && this.sending > 0;
+        let next = (busy ? null : await this.dependencies.outbox.nextDueAfter(now)) ?? now + longest;
         for (const webhookId of this.active) {
             const held = this.heldUntil(webhookId);
             if (held > now && held < next) {
                 next = held;
             }
         }
+        for (const at of this.retries.values()) {
+            next = Math.min(next, Math.max(at, now + 1));
+        }
         // An origin paused by a Retry-After holds deliveries already due: its pause's end wakes them.
         next = this.origins.nextPauseEnd(now, next);
         this.origins.forgetIdle();
-        this.sleep(Math.max(1, next - this.clock()));
+        return { ms: Math.min(longest, Math.max(1, next - this.clock())), look: every !== undefined };
     }
 
-    private sleep(milliseconds: number): void {
+    private sleep({ ms, look }: { ms: number; look: boolean }): void {
         clearTimeout(this.timer);
         if (!this.running) {
             return;
         }
-        this.timer = setTimeout(
-            () => {
-                this.pausedUntil = 0;
-                this.wake();
-            },
-            Math.min(milliseconds, MAX_SLEEP_MS),
-        );
+        this.timer = setTimeout(() => {
+            this.pausedUntil = 0;
+            this.lookPending ||= look;
+            this.schedulePass();
+        }, ms);
         this.timer.unref();
+    }
+
+    private report(error: unknown, part: StoragePart): void {
+        reportFailure(error, part, this.dependencies.health, this.dependencies.onError);
     }
 }

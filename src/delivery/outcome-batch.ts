@@ -9,7 +9,6 @@ export interface OutcomeBatchOptions {
 
 interface Pending {
     outcomes: AttemptOutcome[];
-    perWebhook: Map<string, number>;
     resolve: () => void;
     reject: (error: unknown) => void;
     written: Promise<void>;
@@ -28,25 +27,19 @@ export class OutcomeBatch {
     private immediate: NodeJS.Immediate | undefined;
 
     public constructor(
-        private readonly write: (outcomes: readonly AttemptOutcome[]) => void,
+        private readonly write: (outcomes: readonly AttemptOutcome[]) => Promise<void>,
         private readonly options: OutcomeBatchOptions,
     ) {}
 
     /** Adds an outcome; settles once its batch is written, or rejects with the write's failure. */
-    public add(webhookId: string, outcome: AttemptOutcome): Promise<void> {
+    public add(outcome: AttemptOutcome): Promise<void> {
         const pending = this.pending ?? this.open();
         pending.outcomes.push(outcome);
-        pending.perWebhook.set(webhookId, (pending.perWebhook.get(webhookId) ?? 0) + 1);
         if (pending.outcomes.length >= this.options.maxOutcomes) {
             // Now, not at the end of the turn: answers arriving in this turn start the next batch.
             this.writeNow();
         }
         return pending.written;
-    }
-
-    /** How many of a webhook's outcomes wait to be written. */
-    public waiting(webhookId: string): number {
-        return this.pending?.perWebhook.get(webhookId) ?? 0;
     }
 
     /** Writes the waiting outcomes at the end of this turn of the loop, with any others it brings. */
@@ -69,8 +62,8 @@ export class OutcomeBatch {
             return;
         }
         try {
-            this.write(pending.outcomes);
-            pending.resolve();
+            // Called now, not in a later turn: a synchronous store has written them when this returns.
+            this.write(pending.outcomes).then(pending.resolve, pending.reject);
         } catch (error) {
             pending.reject(error);
         }
@@ -83,7 +76,7 @@ export class OutcomeBatch {
             resolve = resolveWritten;
             reject = rejectWritten;
         });
-        this.pending = { outcomes: [], perWebhook: new Map(), resolve, reject, written };
+        this.pending = { outcomes: [], resolve, reject, written };
         this.timer = setTimeout(() => this.writeNow(), this.options.maxWaitMs);
         this.timer.unref();
         return this.pending;

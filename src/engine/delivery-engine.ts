@@ -3,12 +3,14 @@ import { performance } from "perf_hooks";
 
 import { ChannelListener } from "../cluster/channel-listener";
 import { DELIVERIES_CHANNEL, PostgresDeliveries } from "../cluster/postgres-deliveries";
+import { PostgresOutbox } from "../cluster/postgres-outbox";
 import { connectionConfig } from "../cluster/shared-database";
 import { OriginLoad, Webhook } from "../contracts";
 import { PluginOptions } from "../config/options";
 import { announcementOf, AttemptAnnouncement } from "../delivery/announcer";
-import { ClusterDispatcher } from "../delivery/cluster-dispatcher";
 import { OriginPauses } from "../store/origin-pauses";
+import { Outbox } from "../store/outbox";
+import { SqliteOutbox } from "../store/sqlite-outbox";
 import { DeliveryDispatcher, DeliveryReport } from "../delivery/dispatcher";
 import { JournalExpander } from "../delivery/journal-expander";
 import { Retention } from "../delivery/retention";
@@ -83,7 +85,7 @@ export class DeliveryEngine {
     private readonly index: WebhookIndex;
     private readonly outbox: DeliveryStore;
     private readonly sender: DeliverySender;
-    private readonly dispatcher: DeliveryDispatcher | ClusterDispatcher;
+    private readonly dispatcher: DeliveryDispatcher;
     private readonly journal: JournalReader;
     private readonly retention: Retention;
     /** With storage.driver "postgres": the outbox every relay shares, and the notices of its due work. */
@@ -151,7 +153,33 @@ export class DeliveryEngine {
             now: () => performance.now(),
             deliveryIds: deliveryIdScheme(options),
         });
-        const dispatcherDependencies = {
+        const checkpoint = (): void => {
+            this.db.pragma("wal_checkpoint(PASSIVE)");
+        };
+        let outbox: Outbox;
+        if (options.storage.driver === "postgres") {
+            // Its name says which relay holds a lease; the id, which run of it (a restart holds none of the last run's).
+            const leaseOwner = `${options.storage.postgres.relayName} ${randomUUID()}`;
+            const shared = new PostgresDeliveries(options.storage.postgres, leaseOwner);
+            outbox = new PostgresOutbox({
+                local: this.outbox,
+                shared,
+                // A lease outlives the longest attempt, so that no other relay takes a delivery under way.
+                leaseMs: Math.max(options.storage.postgres.leaseMs, options.delivery.timeoutMs + 1_000),
+                checkpoint,
+            });
+            this.cluster = {
+                outbox: shared,
+                notices: new ChannelListener(connectionConfig(options.storage.postgres), DELIVERIES_CHANNEL, () =>
+                    this.dispatcher.lookAgain(),
+                ),
+                retention: new Retention(shared, options.delivery.retentionDays, health),
+            };
+        } else {
+            outbox = new SqliteOutbox(this.outbox, checkpoint);
+        }
+        this.dispatcher = new DeliveryDispatcher(options.delivery, {
+            outbox,
             expander,
             sender: this.sender,
             findWebhook: (id: string) => this.index.get(id),
@@ -160,38 +188,7 @@ export class DeliveryEngine {
             onReport: (report: DeliveryReport) => this.reported(report),
             onError: (error: unknown) => errors.write("delivery", `delivery error: ${String(error)}`),
             pauses: new OriginPauses(this.db),
-        };
-        if (options.storage.driver === "postgres") {
-            // Its name says which relay holds a lease; the id, which run of it (a restart holds none of the last run's).
-            const leaseOwner = `${options.storage.postgres.relayName} ${randomUUID()}`;
-            const outbox = new PostgresDeliveries(options.storage.postgres, leaseOwner);
-            const dispatcher = new ClusterDispatcher(
-                // A lease outlives the longest attempt, so that no other relay takes a delivery under way.
-                {
-                    ...options.delivery,
-                    leaseMs: Math.max(options.storage.postgres.leaseMs, options.delivery.timeoutMs + 1_000),
-                },
-                {
-                    ...dispatcherDependencies,
-                    local: this.outbox,
-                    shared: outbox,
-                },
-            );
-            this.dispatcher = dispatcher;
-            this.cluster = {
-                outbox,
-                notices: new ChannelListener(connectionConfig(options.storage.postgres), DELIVERIES_CHANNEL, () =>
-                    dispatcher.lookAgain(),
-                ),
-                retention: new Retention(outbox, options.delivery.retentionDays, health),
-            };
-        } else {
-            this.dispatcher = new DeliveryDispatcher(options.delivery, {
-                ...dispatcherDependencies,
-                outbox: this.outbox,
-                makeRoom: () => this.db.pragma("wal_checkpoint(PASSIVE)"),
-            });
-        }
+        });
         this.retention = new Retention(this.outbox, options.delivery.retentionDays, health);
         this.metrics = new EngineMetrics({
             pending: () => this.outbox.pendingCount() + this.sharedCounts.pending,

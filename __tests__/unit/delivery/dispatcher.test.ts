@@ -1,92 +1,7 @@
 import { Delivery, Webhook } from "../../../src/contracts";
-import { DeliveryDispatcher, DispatcherDependencies, DispatcherOutbox } from "../../../src/delivery/dispatcher";
+import { DeliveryDispatcher, DispatcherDependencies } from "../../../src/delivery/dispatcher";
 import { SendOutcome, SendRequest } from "../../../src/delivery/sender";
-import { AttemptOutcome } from "../../../src/store/delivery-store";
-
-/** The outbox's contract over an array: what the dispatcher sees of SQLite, without SQLite. */
-class MemoryOutbox implements DispatcherOutbox {
-    public readonly deliveries: Delivery[] = [];
-    public readonly recorded: AttemptOutcome[] = [];
-
-    public owe(webhookId: string, count = 1, due = 0): void {
-        for (let index = 0; index < count; index++) {
-            this.deliveries.push({
-                id: `${webhookId}-${this.deliveries.length}`,
-                webhookId,
-                event: "block.applied",
-                body: "{}",
-                status: "pending",
-                attempts: 0,
-                nextAttemptAt: due,
-                reason: null,
-                createdAt: due,
-                updatedAt: due,
-            });
-        }
-    }
-
-    public pendingWebhookIds(): string[] {
-        return [...new Set(this.pending().map((delivery) => delivery.webhookId))];
-    }
-
-    public nextDueOf(webhookId: string): number | null {
-        return this.earliest(this.pending().filter((delivery) => delivery.webhookId === webhookId));
-    }
-
-    public dueOf(webhookId: string, now: number, limit: number): Delivery[] {
-        return this.pending()
-            .filter((delivery) => delivery.webhookId === webhookId && (delivery.nextAttemptAt ?? 0) <= now)
-            .sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0))
-            .slice(0, limit)
-            .map((delivery) => ({ ...delivery }));
-    }
-
-    public nextDueOfAfter(webhookId: string, now: number): number | null {
-        return this.earliest(
-            this.pending().filter(
-                (delivery) => delivery.webhookId === webhookId && (delivery.nextAttemptAt ?? 0) > now,
-            ),
-        );
-    }
-
-    public nextDueAfter(now: number): number | null {
-        return this.earliest(this.pending().filter((delivery) => (delivery.nextAttemptAt ?? 0) > now));
-    }
-
-    public recordAll(outcomes: readonly AttemptOutcome[]): void {
-        outcomes.forEach((outcome) => this.record(outcome));
-    }
-
-    private record(outcome: AttemptOutcome): void {
-        const delivery = this.deliveries.find((candidate) => candidate.id === outcome.attempt.deliveryId);
-        if (delivery) {
-            Object.assign(delivery, {
-                status: outcome.status,
-                attempts: outcome.attempt.number,
-                nextAttemptAt: outcome.nextAttemptAt,
-            });
-        }
-        this.recorded.push(outcome);
-    }
-
-    public cancelPending(webhookId: string, reason: string): number {
-        const cancelled = this.pending().filter((delivery) => delivery.webhookId === webhookId);
-        cancelled.forEach((delivery) => Object.assign(delivery, { status: "cancelled", reason, nextAttemptAt: null }));
-        return cancelled.length;
-    }
-
-    public deadStreak(): number {
-        return 0;
-    }
-
-    private pending(): Delivery[] {
-        return this.deliveries.filter((delivery) => delivery.status === "pending");
-    }
-
-    private earliest(deliveries: Delivery[]): number | null {
-        return deliveries.length === 0 ? null : Math.min(...deliveries.map((delivery) => delivery.nextAttemptAt ?? 0));
-    }
-}
+import { DriverName, MemoryOutbox } from "../../support/memory-outbox";
 
 const webhook = (id: string, target = `http://${id}.test/hook`): Webhook => ({
     id,
@@ -154,7 +69,7 @@ const dispatcherOver = (
             ...options,
         },
         {
-            outbox,
+            outbox: outbox.driver(),
             expander,
             sender,
             findWebhook: (id) => webhooks.find((candidate) => candidate.id === id),
@@ -176,7 +91,7 @@ const journalOver = (outbox: MemoryOutbox) => {
     const expander: DispatcherDependencies["expander"] = {
         expand: () => {
             const deliveries = journal.shift() ?? [];
-            outbox.deliveries.push(...deliveries);
+            outbox.journalFile.deliveries.push(...deliveries.map((delivery) => ({ ...delivery })));
             const webhookIds = [...new Set(deliveries.map((delivery) => delivery.webhookId))];
             return { drained: journal.length === 0, webhookIds, deliveries, committed: deliveries.length };
         },
@@ -211,10 +126,10 @@ const expectSentAt = (sent: Sent[], expected: number[]): void => {
     });
 };
 
-describe("the dispatcher, on a clock the test turns", () => {
-    let dispatcher: DeliveryDispatcher | undefined;
-    let sender: ScriptedSender | undefined;
+let dispatcher: DeliveryDispatcher | undefined;
+let sender: ScriptedSender | undefined;
 
+const onATurnedClock = (): void => {
     beforeEach(() => jest.useFakeTimers({ now: 0 }));
 
     afterEach(async () => {
@@ -227,50 +142,250 @@ describe("the dispatcher, on a clock the test turns", () => {
         sender = undefined;
         jest.useRealTimers();
     });
+};
 
-    it("retries a 503 after the scheduled delay, not before", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("a");
-        sender = new ScriptedSender(() => answered(503));
-        dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
-        dispatcher.start();
+describe.each<DriverName>(["sqlite", "postgres"])(
+    "the dispatcher over the %s outbox, on a clock the test turns",
+    (driverName) => {
+        onATurnedClock();
+        const newOutbox = (): MemoryOutbox => new MemoryOutbox(driverName);
 
-        await jest.advanceTimersByTimeAsync(4_900);
-        expectSentAt(sender.sent, [0]);
+        it("retries a 503 after the scheduled delay, not before", async () => {
+            const outbox = newOutbox();
+            outbox.owe("a");
+            sender = new ScriptedSender(() => answered(503));
+            dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
+            dispatcher.start();
 
-        await jest.advanceTimersByTimeAsync(200);
-        expectSentAt(sender.sent, [0, 5_000]);
-    });
+            await jest.advanceTimersByTimeAsync(4_900);
+            expectSentAt(sender.sent, [0]);
 
-    it("waits as long as a Retry-After asks when it is longer than the schedule", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("a");
-        sender = new ScriptedSender(() => answered(429, 30_000));
-        dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
-        dispatcher.start();
+            await jest.advanceTimersByTimeAsync(200);
+            expectSentAt(sender.sent, [0, 5_000]);
+        });
 
-        await jest.advanceTimersByTimeAsync(29_000);
-        expect(sender.sent).toHaveLength(1);
+        it("waits as long as a Retry-After asks when it is longer than the schedule", async () => {
+            const outbox = newOutbox();
+            outbox.owe("a");
+            sender = new ScriptedSender(() => answered(429, 30_000));
+            dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
+            dispatcher.start();
 
-        await jest.advanceTimersByTimeAsync(2_000);
-        expectSentAt(sender.sent, [0, 30_000]);
-    });
+            await jest.advanceTimersByTimeAsync(29_000);
+            expect(sender.sent).toHaveLength(1);
 
-    it("keeps a target to its connections, and a freed one takes the next due delivery", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("a", 5);
-        sender = new ScriptedSender();
-        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 2 });
-        dispatcher.start();
+            await jest.advanceTimersByTimeAsync(2_000);
+            expectSentAt(sender.sent, [0, 30_000]);
+        });
 
-        await jest.advanceTimersByTimeAsync(10);
-        expect(sender.sent).toHaveLength(2);
+        it("keeps a target to its connections, and a freed one takes the next due delivery", async () => {
+            const outbox = newOutbox();
+            outbox.owe("a", 5);
+            sender = new ScriptedSender();
+            dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 2 });
+            dispatcher.start();
 
-        sender.sent[0].answer(answered(200));
-        await jest.advanceTimersByTimeAsync(10);
-        expect(sender.sent).toHaveLength(3);
-        expect(dispatcher.load.inFlight).toBe(2);
-    });
+            await jest.advanceTimersByTimeAsync(10);
+            expect(sender.sent).toHaveLength(2);
+
+            sender.sent[0].answer(answered(200));
+            await jest.advanceTimersByTimeAsync(10);
+            expect(sender.sent).toHaveLength(3);
+            expect(dispatcher.load.inFlight).toBe(2);
+        });
+
+        it("sends a retry on time while the journal keeps giving its webhook deliveries from memory", async () => {
+            const outbox = newOutbox();
+            const { expander, journalEvents } = journalOver(outbox);
+            sender = new ScriptedSender((request) =>
+                request.headers["webhook-id"] === "a-0" ? answered(503) : answered(200),
+            );
+            dispatcher = dispatcherOver(
+                outbox,
+                sender,
+                [webhook("a")],
+                { retryScheduleSeconds: [1, 60] },
+                Date.now,
+                expander,
+            );
+            dispatcher.start();
+            for (let tick = 0; tick < 20; tick++) {
+                journalEvents(tick, 1);
+                dispatcher.wake();
+                await jest.advanceTimersByTimeAsync(100);
+            }
+
+            const retries = sender.sent.filter((sent) => sent.request.headers["webhook-id"] === "a-0");
+            expectSentAt(retries, [0, 1_000]);
+            expect(sender.sent).toHaveLength(21);
+        });
+
+        it("keeps to the global cap across targets", async () => {
+            const outbox = newOutbox();
+            const hooks = ["a", "b", "c", "d"].map((id) => webhook(id));
+            hooks.forEach((hook) => outbox.owe(hook.id, 3));
+            sender = new ScriptedSender();
+            dispatcher = dispatcherOver(outbox, sender, hooks, { concurrency: 5 });
+            dispatcher.start();
+
+            await jest.advanceTimersByTimeAsync(10);
+
+            expect(sender.sent).toHaveLength(5);
+        });
+
+        it("sends another webhook's retry on time while a receiver hangs with deliveries held behind its cap", async () => {
+            const outbox = newOutbox();
+            outbox.owe("hang", 10);
+            outbox.owe("retry");
+            sender = new ScriptedSender((request) => (request.target.includes("//retry.") ? answered(503) : undefined));
+            dispatcher = dispatcherOver(outbox, sender, [webhook("hang"), webhook("retry")], {
+                concurrencyPerTarget: 2,
+                retryScheduleSeconds: [1, 1, 1],
+            });
+            dispatcher.start();
+
+            await jest.advanceTimersByTimeAsync(3_500);
+
+            expect(sender.to("hang")).toHaveLength(2);
+            expectSentAt(sender.to("retry"), [0, 1_000, 2_000, 3_000]);
+        });
+
+        it("sends a retry that falls due while a pass is running, however the clock moves during the pass", async () => {
+            const outbox = newOutbox();
+            outbox.owe("hang", 10);
+            outbox.owe("retry");
+            sender = new ScriptedSender((request) => (request.target.includes("//retry.") ? answered(503) : undefined));
+            jest.setSystemTime(1_000_000);
+            // A loaded process: the clock a pass reads at its start lags the one it reads at its end.
+            let reads = 0;
+            const jittery = (): number => Date.now() + (reads++ % 2 === 0 ? -1 : 1);
+            dispatcher = dispatcherOver(
+                outbox,
+                sender,
+                [webhook("hang"), webhook("retry")],
+                { concurrencyPerTarget: 2, retryScheduleSeconds: [1, 1, 1] },
+                jittery,
+            );
+            dispatcher.start();
+
+            await jest.advanceTimersByTimeAsync(3_500);
+
+            expect(sender.to("retry")).toHaveLength(4);
+        });
+
+        it("holds a webhook back, 1 s then 2 s, when its attempts throw, instead of sending again at once", async () => {
+            const outbox = newOutbox();
+            outbox.owe("a");
+            sender = new ScriptedSender(() => new Error("sender broke"));
+            dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
+            dispatcher.start();
+
+            await jest.advanceTimersByTimeAsync(3_500);
+
+            expectSentAt(sender.sent, [0, 1_000, 3_000]);
+            expect(outbox.recorded).toEqual([]);
+        });
+
+        it("sends nothing more once an outcome cannot be written, and writes the held ones once it can", async () => {
+            const outbox = newOutbox();
+            outbox.owe("a", 3);
+            sender = new ScriptedSender(() => answered(200));
+            let broken = true;
+            const recordAll = outbox.recordAll.bind(outbox);
+            outbox.recordAll = (outcomes) => {
+                if (broken) {
+                    throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+                }
+                recordAll(outcomes);
+            };
+            dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
+            dispatcher.start();
+
+            await jest.advanceTimersByTimeAsync(1_000);
+            // Answered before the first write was tried: held, not lost.
+            const sentBeforeTheFailure = sender.sent.length;
+            expect(sentBeforeTheFailure).toBeGreaterThanOrEqual(1);
+            expect(dispatcher.load.unrecorded).toBe(sentBeforeTheFailure);
+            outbox.owe("a", 2);
+            dispatcher.wake(["a"]);
+            await jest.advanceTimersByTimeAsync(5_000);
+            expect(sender.sent).toHaveLength(sentBeforeTheFailure);
+
+            broken = false;
+            await jest.advanceTimersByTimeAsync(5_000);
+            expect(sender.sent).toHaveLength(5);
+            expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(5);
+            expect(outbox.recorded.map((outcome) => outcome.status)).toEqual(Array(5).fill("delivered"));
+        });
+
+        it("frees an answered attempt's slot before its outcome is written, and writes the outcomes together", async () => {
+            const outbox = newOutbox();
+            outbox.owe("a", 6);
+            const writes = countWrites(outbox);
+            sender = new ScriptedSender();
+            dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
+            dispatcher.start();
+            await jest.advanceTimersByTimeAsync(1);
+
+            for (let answered200 = 1; answered200 <= 5; answered200++) {
+                sender.sent[answered200 - 1].answer(answered(200));
+                await jest.advanceTimersByTimeAsync(1);
+                // The next one went out on the freed slot while the outcomes before it wait.
+                expect(sender.sent).toHaveLength(answered200 + 1);
+            }
+            expect(writes).toEqual([]);
+            sender.sent[5].answer(answered(200));
+            await jest.advanceTimersByTimeAsync(1);
+
+            // Nothing else under way: the six are written at once, in one transaction.
+            expect(writes).toEqual([6]);
+            expect(outbox.recorded).toHaveLength(6);
+            expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(6);
+        });
+
+        it("writes at most 256 outcomes in one transaction", async () => {
+            const outbox = newOutbox();
+            outbox.owe("a", 300);
+            const writes = countWrites(outbox);
+            sender = new ScriptedSender();
+            dispatcher = dispatcherOver(outbox, sender, [webhook("a")], {
+                concurrency: 300,
+                concurrencyPerTarget: 300,
+                concurrencyPerTargetFloor: 300,
+            });
+            dispatcher.start();
+            await jest.advanceTimersByTimeAsync(10);
+            expect(sender.sent).toHaveLength(300);
+
+            // All answered in one turn.
+            sender.sent.forEach((sent) => sent.answer(answered(200)));
+            await jest.advanceTimersByTimeAsync(10);
+
+            expect(writes).toEqual([256, 44]);
+            expect(outbox.recorded).toHaveLength(300);
+        });
+
+        it("writes an outcome within 50 ms while other attempts are still under way", async () => {
+            const outbox = newOutbox();
+            outbox.owe("a", 2);
+            sender = new ScriptedSender();
+            dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
+            dispatcher.start();
+            await jest.advanceTimersByTimeAsync(1);
+            expect(sender.sent).toHaveLength(2);
+
+            sender.sent[0].answer(answered(200));
+            await jest.advanceTimersByTimeAsync(40);
+            expect(outbox.recorded).toHaveLength(0);
+            await jest.advanceTimersByTimeAsync(15);
+            expect(outbox.recorded.map((outcome) => outcome.attempt.deliveryId)).toEqual(["a-0"]);
+            expect(outbox.deliveries[1].status).toBe("pending");
+        });
+    },
+);
+
+describe("the dispatcher over the SQLite outbox's read-ahead, on a clock the test turns", () => {
+    onATurnedClock();
 
     it("sends the deliveries the journal gives a webhook from memory while nothing else fell due, and reads the file again when something may have", async () => {
         const outbox = new MemoryOutbox();
@@ -309,32 +424,6 @@ describe("the dispatcher, on a clock the test turns", () => {
         expect(outbox.recorded.filter((outcome) => outcome.attempt.deliveryId === "a-1000")).toHaveLength(1);
     });
 
-    it("sends a retry on time while the journal keeps giving its webhook deliveries from memory", async () => {
-        const outbox = new MemoryOutbox();
-        const { expander, journalEvents } = journalOver(outbox);
-        sender = new ScriptedSender((request) =>
-            request.headers["webhook-id"] === "a-0" ? answered(503) : answered(200),
-        );
-        dispatcher = dispatcherOver(
-            outbox,
-            sender,
-            [webhook("a")],
-            { retryScheduleSeconds: [1, 60] },
-            Date.now,
-            expander,
-        );
-        dispatcher.start();
-        for (let tick = 0; tick < 20; tick++) {
-            journalEvents(tick, 1);
-            dispatcher.wake();
-            await jest.advanceTimersByTimeAsync(100);
-        }
-
-        const retries = sender.sent.filter((sent) => sent.request.headers["webhook-id"] === "a-0");
-        expectSentAt(retries, [0, 1_000]);
-        expect(sender.sent).toHaveLength(21);
-    });
-
     it("reads a webhook's due deliveries once for many attempts, each sent once", async () => {
         const outbox = new MemoryOutbox();
         outbox.owe("a", 600);
@@ -350,160 +439,5 @@ describe("the dispatcher, on a clock the test turns", () => {
         // 256 a read, and a few that find only what is in flight: reading for each attempt took 600.
         expect(reads.mock.calls.length).toBeLessThanOrEqual(10);
         expect(outbox.recorded.filter((outcome) => outcome.status === "delivered")).toHaveLength(600);
-    });
-
-    it("keeps to the global cap across targets", async () => {
-        const outbox = new MemoryOutbox();
-        const hooks = ["a", "b", "c", "d"].map((id) => webhook(id));
-        hooks.forEach((hook) => outbox.owe(hook.id, 3));
-        sender = new ScriptedSender();
-        dispatcher = dispatcherOver(outbox, sender, hooks, { concurrency: 5 });
-        dispatcher.start();
-
-        await jest.advanceTimersByTimeAsync(10);
-
-        expect(sender.sent).toHaveLength(5);
-    });
-
-    it("sends another webhook's retry on time while a receiver hangs with deliveries held behind its cap", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("hang", 10);
-        outbox.owe("retry");
-        sender = new ScriptedSender((request) => (request.target.includes("//retry.") ? answered(503) : undefined));
-        dispatcher = dispatcherOver(outbox, sender, [webhook("hang"), webhook("retry")], {
-            concurrencyPerTarget: 2,
-            retryScheduleSeconds: [1, 1, 1],
-        });
-        dispatcher.start();
-
-        await jest.advanceTimersByTimeAsync(3_500);
-
-        expect(sender.to("hang")).toHaveLength(2);
-        expectSentAt(sender.to("retry"), [0, 1_000, 2_000, 3_000]);
-    });
-
-    it("sends a retry that falls due while a pass is running, however the clock moves during the pass", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("hang", 10);
-        outbox.owe("retry");
-        sender = new ScriptedSender((request) => (request.target.includes("//retry.") ? answered(503) : undefined));
-        jest.setSystemTime(1_000_000);
-        // A loaded process: the clock a pass reads at its start lags the one it reads at its end.
-        let reads = 0;
-        const jittery = (): number => Date.now() + (reads++ % 2 === 0 ? -1 : 1);
-        dispatcher = dispatcherOver(
-            outbox,
-            sender,
-            [webhook("hang"), webhook("retry")],
-            { concurrencyPerTarget: 2, retryScheduleSeconds: [1, 1, 1] },
-            jittery,
-        );
-        dispatcher.start();
-
-        await jest.advanceTimersByTimeAsync(3_500);
-
-        expect(sender.to("retry")).toHaveLength(4);
-    });
-
-    it("holds a webhook back, 1 s then 2 s, when its attempts throw, instead of sending again at once", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("a");
-        sender = new ScriptedSender(() => new Error("sender broke"));
-        dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
-        dispatcher.start();
-
-        await jest.advanceTimersByTimeAsync(3_500);
-
-        expectSentAt(sender.sent, [0, 1_000, 3_000]);
-        expect(outbox.recorded).toEqual([]);
-    });
-
-    it("sends nothing more once an outcome cannot be written, and writes the held ones once it can", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("a", 3);
-        sender = new ScriptedSender(() => answered(200));
-        let broken = true;
-        const recordAll = outbox.recordAll.bind(outbox);
-        outbox.recordAll = (outcomes) => {
-            if (broken) {
-                throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-            }
-            recordAll(outcomes);
-        };
-        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
-        dispatcher.start();
-
-        await jest.advanceTimersByTimeAsync(1_000);
-        // Answered before the first write was tried: held, not lost.
-        const sentBeforeTheFailure = sender.sent.length;
-        expect(sentBeforeTheFailure).toBeGreaterThanOrEqual(1);
-        expect(dispatcher.load.unrecorded).toBe(sentBeforeTheFailure);
-        outbox.owe("a", 2);
-        dispatcher.wake(["a"]);
-        await jest.advanceTimersByTimeAsync(5_000);
-        expect(sender.sent).toHaveLength(sentBeforeTheFailure);
-
-        broken = false;
-        await jest.advanceTimersByTimeAsync(5_000);
-        expect(sender.sent).toHaveLength(5);
-        expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(5);
-        expect(outbox.recorded.map((outcome) => outcome.status)).toEqual(Array(5).fill("delivered"));
-    });
-
-    it("frees an answered attempt's slot before its outcome is written, and writes the outcomes together", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("a", 6);
-        const writes = countWrites(outbox);
-        sender = new ScriptedSender();
-        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
-        dispatcher.start();
-        await jest.advanceTimersByTimeAsync(1);
-
-        for (let answered200 = 1; answered200 <= 5; answered200++) {
-            sender.sent[answered200 - 1].answer(answered(200));
-            await jest.advanceTimersByTimeAsync(1);
-            // The next one went out on the freed slot while the outcomes before it wait.
-            expect(sender.sent).toHaveLength(answered200 + 1);
-        }
-        expect(writes).toEqual([]);
-        sender.sent[5].answer(answered(200));
-        await jest.advanceTimersByTimeAsync(1);
-
-        // Nothing else under way: the six are written at once, in one transaction.
-        expect(writes).toEqual([6]);
-        expect(outbox.recorded).toHaveLength(6);
-        expect(new Set(sender.sent.map((sent) => sent.request.headers["webhook-id"])).size).toBe(6);
-    });
-
-    it("writes at most 256 outcomes in one transaction", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("a", 300);
-        const writes = countWrites(outbox);
-        sender = new ScriptedSender(() => answered(200));
-        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], { concurrencyPerTarget: 1 });
-        dispatcher.start();
-
-        await jest.advanceTimersByTimeAsync(1_000);
-
-        expect(sender.sent).toHaveLength(300);
-        expect(writes).toEqual([256, 44]);
-        expect(outbox.recorded).toHaveLength(300);
-    });
-
-    it("writes an outcome within 50 ms while other attempts are still under way", async () => {
-        const outbox = new MemoryOutbox();
-        outbox.owe("a", 2);
-        sender = new ScriptedSender();
-        dispatcher = dispatcherOver(outbox, sender, [webhook("a")]);
-        dispatcher.start();
-        await jest.advanceTimersByTimeAsync(1);
-        expect(sender.sent).toHaveLength(2);
-
-        sender.sent[0].answer(answered(200));
-        await jest.advanceTimersByTimeAsync(40);
-        expect(outbox.recorded).toHaveLength(0);
-        await jest.advanceTimersByTimeAsync(15);
-        expect(outbox.recorded.map((outcome) => outcome.attempt.deliveryId)).toEqual(["a-0"]);
-        expect(outbox.deliveries[1].status).toBe("pending");
     });
 });

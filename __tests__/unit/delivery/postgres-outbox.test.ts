@@ -1,5 +1,6 @@
 import { Delivery } from "../../../src/contracts";
-import { ClusterDispatcher, SharedOutbox } from "../../../src/delivery/cluster-dispatcher";
+import { PostgresOutbox, SharedDeliveries } from "../../../src/cluster/postgres-outbox";
+import { DeliveryDispatcher } from "../../../src/delivery/dispatcher";
 import { SharedRegisterError } from "../../../src/webhooks/shared-register";
 
 const owed: Delivery = {
@@ -16,42 +17,45 @@ const owed: Delivery = {
 };
 
 /** PostgreSQL out of reach: every statement fails, and each one is counted. */
-const unreachable = (): SharedOutbox & { calls: number } => {
-    const outbox = {
+const unreachable = (): SharedDeliveries & { calls: number } => {
+    const shared = {
         calls: 0,
         fail: async (): Promise<never> => {
-            outbox.calls++;
+            shared.calls++;
             throw new SharedRegisterError("the shared register (PostgreSQL at 127.0.0.1:5432/relays) cannot be used");
         },
     };
-    return Object.assign(outbox, {
-        forward: outbox.fail,
-        dueWebhookIds: outbox.fail,
-        claim: outbox.fail,
-        recordAll: outbox.fail,
-        nextDueAfter: outbox.fail,
-        cancelPending: outbox.fail,
-        deadStreak: outbox.fail,
+    return Object.assign(shared, {
+        forward: shared.fail,
+        dueWebhookIds: shared.fail,
+        claim: shared.fail,
+        recordAll: shared.fail,
+        release: shared.fail,
+        nextDueAfter: shared.fail,
+        cancelPending: shared.fail,
+        deadStreak: shared.fail,
     });
 };
 
-describe("the cluster dispatcher", () => {
+describe("the dispatcher over the shared outbox", () => {
     it("waits out its backoff while PostgreSQL is down, however often events wake it, and keeps what it owes", async () => {
         const shared = unreachable();
         const removed: string[] = [];
         const errors: unknown[] = [];
-        const dispatcher = new ClusterDispatcher(
+        const dispatcher = new DeliveryDispatcher(
             {
                 concurrency: 8,
                 concurrencyPerTarget: 8,
                 concurrencyPerTargetFloor: 1,
                 retryScheduleSeconds: [1],
                 autoDisableAfterDeadDeliveries: 0,
-                leaseMs: 2_000,
             },
             {
-                local: { oldestPending: () => [owed], remove: (ids) => removed.push(...ids) },
-                shared,
+                outbox: new PostgresOutbox({
+                    local: { oldestPending: () => [owed], remove: (ids) => removed.push(...ids) },
+                    shared,
+                    leaseMs: 2_000,
+                }),
                 expander: { expand: () => ({ drained: true, webhookIds: [], deliveries: [], committed: 0 }) },
                 sender: { send: () => Promise.reject(new Error("nothing may be sent")) },
                 findWebhook: () => undefined,

@@ -1,0 +1,105 @@
+import { AttemptOutcome, DeliveryStore } from "../store/delivery-store";
+import { Claim, Outbox } from "../store/outbox";
+import { PostgresDeliveries } from "./postgres-deliveries";
+
+export type SharedDeliveries = Pick<
+    PostgresDeliveries,
+    "forward" | "dueWebhookIds" | "claim" | "recordAll" | "release" | "nextDueAfter" | "cancelPending" | "deadStreak"
+>;
+
+export interface PostgresOutboxSetup {
+    /** This relay's own file: the deliveries its journal gave, kept until the shared outbox has them. */
+    local: Pick<DeliveryStore, "oldestPending" | "remove">;
+    shared: SharedDeliveries;
+    /** How long a claimed delivery is this relay's; longer than an attempt may take. */
+    leaseMs: number;
+    /** A checkpoint of this relay's own file (see Outbox.makeRoom). */
+    checkpoint?: () => void;
+}
+
+// Deliveries forwarded per statement, and statements per pass (the rest goes on in the next pass).
+const FORWARD_BATCH = 500;
+const FORWARD_BATCHES_PER_PASS = 8;
+// Without a notice, the shared outbox is looked at this often: retries other relays scheduled,
+// leases that ran out, notices lost while the connection was down.
+const LOOK_EVERY_MS = 1_000;
+
+/**
+ * The outbox every relay shares (storage.driver "postgres"). What this relay's journal gives goes
+ * to its own file first, then is forwarded to PostgreSQL, where a delivery another relay forwarded
+ * already is one delivery, not two. A claim is a lease in the database: a relay that stops
+ * mid-attempt leaves leases that run out, and another relay claims the deliveries then.
+ */
+export class PostgresOutbox implements Outbox {
+    public readonly lookEveryMs = LOOK_EVERY_MS;
+    /**
+     * Webhooks the shared register did not hold when their deliveries were forwarded (a relay moving
+     * its own register in forwards before the move): their deliveries stay in this relay's file,
+     * passed over until the next look; a webhook deleted for good takes them with it when this
+     * relay's copy follows the register.
+     */
+    private readonly unknownWebhooks = new Set<string>();
+
+    public constructor(private readonly setup: PostgresOutboxSetup) {}
+
+    public async webhooksWithWork(now: number): Promise<string[]> {
+        this.unknownWebhooks.clear();
+        return this.setup.shared.dueWebhookIds(now);
+    }
+
+    /** Moves this relay's deliveries into the shared outbox, oldest first. */
+    public async takeIn(): Promise<{ webhookIds: string[]; done: boolean }> {
+        const { local, shared } = this.setup;
+        const webhookIds = new Set<string>();
+        for (let batch = 0; batch < FORWARD_BATCHES_PER_PASS; batch++) {
+            const deliveries = local.oldestPending(FORWARD_BATCH, [...this.unknownWebhooks]);
+            if (deliveries.length === 0) {
+                return { webhookIds: [...webhookIds], done: true };
+            }
+            const unknown = new Set(await shared.forward(deliveries));
+            const written = deliveries.filter((delivery) => !unknown.has(delivery.webhookId));
+            // Written there: a crash before this line forwards them again, and their ids make that harmless.
+            local.remove(written.map((delivery) => delivery.id));
+            written.forEach((delivery) => webhookIds.add(delivery.webhookId));
+            unknown.forEach((id) => this.unknownWebhooks.add(id));
+            if (deliveries.length < FORWARD_BATCH) {
+                return { webhookIds: [...webhookIds], done: true };
+            }
+        }
+        return { webhookIds: [...webhookIds], done: false };
+    }
+
+    /** Fewer than asked: the webhook waits for the next look, or for one of its attempts to end. */
+    public async claim(webhookId: string, now: number, limit: number): Promise<Claim> {
+        const deliveries = await this.setup.shared.claim(webhookId, now, limit, now + this.setup.leaseMs);
+        return deliveries.length < limit ? { deliveries, idleUntil: Infinity } : { deliveries };
+    }
+
+    public recordAll(outcomes: readonly AttemptOutcome[]): Promise<void> {
+        return this.setup.shared.recordAll(outcomes);
+    }
+
+    public release(deliveryIds: readonly string[], now: number): Promise<void> {
+        return this.setup.shared.release(deliveryIds, now);
+    }
+
+    public touched(): void {}
+
+    public forget(): void {}
+
+    public nextDueAfter(now: number): Promise<number | null> {
+        return this.setup.shared.nextDueAfter(now);
+    }
+
+    public cancelPending(webhookId: string, reason: string, now: number): Promise<number> {
+        return this.setup.shared.cancelPending(webhookId, reason, now);
+    }
+
+    public deadStreak(webhookId: string, window: number): Promise<number> {
+        return this.setup.shared.deadStreak(webhookId, window);
+    }
+
+    public makeRoom(): void {
+        this.setup.checkpoint?.();
+    }
+}
