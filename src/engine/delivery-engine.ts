@@ -1,19 +1,11 @@
-import { randomUUID } from "crypto";
 import { performance } from "perf_hooks";
 
-import { ChannelListener } from "../cluster/channel-listener";
-import { DELIVERIES_CHANNEL, PostgresDeliveries } from "../cluster/postgres-deliveries";
-import { PostgresOutbox } from "../cluster/postgres-outbox";
-import { connectionConfig } from "../cluster/shared-database";
 import { OriginLoad, Webhook } from "../contracts";
 import { PluginOptions } from "../config/options";
 import { announcementOf, AttemptAnnouncement } from "../delivery/announcer";
 import { OriginPauses } from "../store/origin-pauses";
-import { Outbox } from "../store/outbox";
-import { SqliteOutbox } from "../store/sqlite-outbox";
 import { DeliveryDispatcher, DeliveryReport } from "../delivery/dispatcher";
 import { JournalExpander } from "../delivery/journal-expander";
-import { Retention } from "../delivery/retention";
 import { DeliverySender, Resolver } from "../delivery/sender";
 import { compileTargetPolicy } from "../delivery/target-policy";
 import { compileMatcher, PayloadMatcher } from "../events/matcher";
@@ -22,7 +14,6 @@ import { WebhookIndex } from "../events/webhook-index";
 import { openEngineConnection, SqliteDatabase } from "../store/database";
 import { deliveryIdScheme } from "../store/delivery-id";
 import { DeliveryStore } from "../store/delivery-store";
-import { EventJournal } from "../store/event-journal";
 import { JournalReader } from "../store/journal-reader";
 import { journalFolderOf } from "../store/journal-segments";
 import { StoragePart } from "../store/storage-health";
@@ -30,6 +21,7 @@ import { WebhookStore } from "../store/webhook-store";
 import { ThrottledLog } from "../logging/throttled-log";
 import { EngineMetrics } from "./engine-metrics";
 import { LogLevel } from "./messages";
+import { postgresDriver, sqliteDriver, StorageDriver } from "./storage-drivers";
 
 /** What the engine needs of the node's thread, wherever the engine runs. */
 export interface EngineHost {
@@ -87,14 +79,8 @@ export class DeliveryEngine {
     private readonly sender: DeliverySender;
     private readonly dispatcher: DeliveryDispatcher;
     private readonly journal: JournalReader;
-    private readonly retention: Retention;
-    /** With storage.driver "postgres": the outbox every relay shares, and the notices of its due work. */
-    private readonly cluster:
-        | { outbox: PostgresDeliveries; notices: ChannelListener; retention: Retention }
-        | undefined;
-    private sharedCounts = { pending: 0, dead: 0 };
-    private countsTimer: NodeJS.Timeout | undefined;
-    private stopping = false;
+    /** The storage driver (options.storage.driver), chosen once here. */
+    private readonly storage: StorageDriver;
     public readonly metrics: EngineMetrics;
 
     public constructor(
@@ -117,7 +103,7 @@ export class DeliveryEngine {
             userAgent: setup.userAgent,
         });
         const errors = new ThrottledLog((message) => host.log("error", message));
-        this.journal = new JournalReader(this.db, new EventJournal(this.db), {
+        this.journal = new JournalReader(this.db, {
             folder: journalFolderOf(setup.file),
             onSkipped: (segment, bytes) =>
                 host.log(
@@ -153,33 +139,17 @@ export class DeliveryEngine {
             now: () => performance.now(),
             deliveryIds: deliveryIdScheme(options),
         });
-        const checkpoint = (): void => {
-            this.db.pragma("wal_checkpoint(PASSIVE)");
+        const driverSetup = {
+            options,
+            store: this.outbox,
+            health,
+            checkpoint: (): void => {
+                this.db.pragma("wal_checkpoint(PASSIVE)");
+            },
         };
-        let outbox: Outbox;
-        if (options.storage.driver === "postgres") {
-            // Its name says which relay holds a lease; the id, which run of it (a restart holds none of the last run's).
-            const leaseOwner = `${options.storage.postgres.relayName} ${randomUUID()}`;
-            const shared = new PostgresDeliveries(options.storage.postgres, leaseOwner);
-            outbox = new PostgresOutbox({
-                local: this.outbox,
-                shared,
-                // A lease outlives the longest attempt, so that no other relay takes a delivery under way.
-                leaseMs: Math.max(options.storage.postgres.leaseMs, options.delivery.timeoutMs + 1_000),
-                checkpoint,
-            });
-            this.cluster = {
-                outbox: shared,
-                notices: new ChannelListener(connectionConfig(options.storage.postgres), DELIVERIES_CHANNEL, () =>
-                    this.dispatcher.lookAgain(),
-                ),
-                retention: new Retention(shared, options.delivery.retentionDays, health),
-            };
-        } else {
-            outbox = new SqliteOutbox(this.outbox, checkpoint);
-        }
+        this.storage = options.storage.driver === "postgres" ? postgresDriver(driverSetup) : sqliteDriver(driverSetup);
         this.dispatcher = new DeliveryDispatcher(options.delivery, {
-            outbox,
+            outbox: this.storage.outbox,
             expander,
             sender: this.sender,
             findWebhook: (id: string) => this.index.get(id),
@@ -189,10 +159,9 @@ export class DeliveryEngine {
             onError: (error: unknown) => errors.write("delivery", `delivery error: ${String(error)}`),
             pauses: new OriginPauses(this.db),
         });
-        this.retention = new Retention(this.outbox, options.delivery.retentionDays, health);
         this.metrics = new EngineMetrics({
-            pending: () => this.outbox.pendingCount() + this.sharedCounts.pending,
-            dead: () => this.outbox.deadCount() + this.sharedCounts.dead,
+            pending: () => this.storage.counts().pending,
+            dead: () => this.storage.counts().dead,
             origins: () => this.dispatcher.origins.loads(),
         });
     }
@@ -203,12 +172,7 @@ export class DeliveryEngine {
             this.indexWebhook(webhook);
         }
         this.dispatcher.start();
-        this.retention.start();
-        if (this.cluster) {
-            this.cluster.notices.start();
-            this.cluster.retention.start();
-            this.countShared();
-        }
+        this.storage.start(() => this.dispatcher.lookAgain());
     }
 
     public wake(webhookIds: readonly string[]): void {
@@ -252,35 +216,12 @@ export class DeliveryEngine {
 
     /** Stops taking work, waits for the attempts under way and records them, then closes. */
     public async stop(): Promise<void> {
-        this.stopping = true;
-        this.retention.stop();
-        clearTimeout(this.countsTimer);
-        this.cluster?.retention.stop();
-        await this.cluster?.notices.stop();
+        await this.storage.stop();
         await this.dispatcher.stop();
-        await this.cluster?.outbox.close();
+        await this.storage.close();
         await this.sender.close();
         this.journal.close();
         this.db.close();
-    }
-
-    /** The shared outbox's sizes for the metrics, read every 10 s (a scrape must not wait on the database). */
-    private countShared(): void {
-        const cluster = this.cluster;
-        if (!cluster || this.stopping) {
-            return;
-        }
-        cluster.outbox
-            .counts()
-            .then((counts) => (this.sharedCounts = counts))
-            .catch(() => undefined)
-            .finally(() => {
-                if (this.stopping) {
-                    return;
-                }
-                this.countsTimer = setTimeout(() => this.countShared(), 10_000);
-                this.countsTimer.unref();
-            });
     }
 
     private reported(report: DeliveryReport): void {
