@@ -15,7 +15,8 @@ import { WebhookIndex } from "../src/events/webhook-index";
 import { openStore } from "../src/store/database";
 import { WebhookStore } from "../src/store/webhook-store";
 import { WriteBatcher } from "../src/store/write-batcher";
-import { WebhookRegister } from "../src/webhooks/webhook-register";
+import { SharedRegisterStore } from "../src/webhooks/shared-register";
+import { SharedWebhookRegister } from "../src/webhooks/shared-webhook-register";
 import { PluginOptions } from "../src/config/options";
 import { formatRow, LoadPlan, LoadResult, percentile, runLoad } from "./load";
 import { BODIES, TARGET } from "./register";
@@ -132,6 +133,16 @@ const longestTurn = async (work: () => Promise<void>): Promise<{ longestMs: numb
     return { longestMs, totalMs };
 };
 
+/** Following writes only this relay's copy: the shared register's own writes are not part of it. */
+const writesNotMeasured: SharedRegisterStore = {
+    insert: () => Promise.reject(new Error("not measured")),
+    update: () => Promise.reject(new Error("not measured")),
+    delete: () => Promise.reject(new Error("not measured")),
+    insertMissing: () => Promise.reject(new Error("not measured")),
+    all: () => Promise.reject(new Error("not measured")),
+    find: () => Promise.reject(new Error("not measured")),
+};
+
 /**
  * A relay's copy made the shared register's whole state (its first start, or a reconnection):
  * every webhook new, then every webhook changed, then half of them deleted, on a real SQLite file.
@@ -140,7 +151,13 @@ const resynchronisation = async (count: number): Promise<string> => {
     const store = openStore(join(mkdtempSync(join(tmpdir(), "cww-bench-resync-")), "webhooks.sqlite"));
     try {
         const index = new WebhookIndex({ regexpInputChars: 10_000, regexps: new RegexpPool(1_000) });
-        const register = new WebhookRegister(new WebhookStore(store.register), new WriteBatcher(store.register), index);
+        const register = new SharedWebhookRegister(
+            new WebhookStore(store.register),
+            new WriteBatcher(store.register),
+            index,
+            { changed: () => undefined, removed: () => undefined },
+            writesNotMeasured,
+        );
         const now = Date.now();
         const webhooks: Webhook[] = Array.from({ length: count }, (_, n) => ({
             id: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,

@@ -1,12 +1,8 @@
 import Hapi from "@hapi/hapi";
 
-import { PostgresDeliveries } from "./cluster/postgres-deliveries";
-import { PostgresRegister } from "./cluster/postgres-register";
-import { connectionConfig } from "./cluster/shared-database";
-import { RegisterFollower } from "./cluster/register-follower";
-import { decideOnSharedRegister } from "./cluster/register-identity";
+import { SharedRegisterDriver } from "./cluster/shared-register-driver";
 import { PluginOptions } from "./config/options";
-import { JournalDamage, RegisterState, Webhook } from "./contracts";
+import { JournalDamage, Webhook } from "./contracts";
 import { Resolver } from "./delivery/sender";
 import { EngineCallbacks, EngineHandle } from "./engine/engine-handle";
 import { InlineEngine } from "./engine/inline-engine";
@@ -29,30 +25,23 @@ import { Checkpointer } from "./store/checkpointer";
 import { openStore, resumeAutoCheckpoints, StoreConnections, StoreOpenError } from "./store/database";
 import { deliveryIdScheme } from "./store/delivery-id";
 import { DeliveryStore } from "./store/delivery-store";
-import { followedRegister, importDone, markFollowedRegister, markImportDone } from "./store/imports";
 import { journalCursorOf } from "./store/journal-reader";
 import { registerLostReason, journalFolderOf } from "./store/journal-segments";
 import { JournalSpool } from "./store/journal-spool";
 import { JournalWriter } from "./store/journal-writer";
 import { isStorageError, StorageHealth } from "./store/storage-health";
-import { WebhookStore } from "./store/webhook-store";
 import { WalSync } from "./store/wal-sync";
 import { WriteBatcher } from "./store/write-batcher";
 import { WalletRoutes, walletRoutesPlugin } from "./wallets/wallet-routes";
 import { importArkRegister } from "./webhooks/ark-register-import";
 import { DeliveryService } from "./webhooks/delivery-service";
 import { PingLimiter } from "./webhooks/ping-limiter";
-import { RegisterRefusedError } from "./webhooks/shared-register";
+import { LocalRegisterDriver, RegisterDriver, RegisterParts } from "./webhooks/register-driver";
 import { WebhookRegister } from "./webhooks/webhook-register";
 
 const CHECKPOINT_INTERVAL_MS = 1000;
 const SPOOL_RETRY_MS = 1000;
 const JOURNAL_SEGMENT_BYTES = 64 * 1024 * 1024;
-// Another relay under this relay's name said it was alive this recently: two relays share a name.
-// Relays say it every 10 s (the follower's check of the shared register).
-const DUPLICATE_NAME_WINDOW_MS = 25_000;
-// The first start with a shared register moves this relay's own webhooks into it, once.
-const MOVED_INTO_SHARED = "sqlite-register-into-postgres";
 
 export interface PluginLogger {
     info(message: string): void;
@@ -104,15 +93,10 @@ export class WebhookPlugin {
     public readonly deliveries: DeliveryService;
     private readonly writes: WriteBatcher;
     private readonly walSync: WalSync;
-    /** Another relay runs under this relay's name, as last seen (see announceRelay). */
-    private duplicateRelayName: string | undefined;
+    /** Where the register and the deliveries the API shows live (options.storage.driver), chosen once. */
+    private readonly storage: RegisterDriver;
     private server: Hapi.Server | undefined;
     private readonly checkpointer: Checkpointer;
-    /** The register every relay shares, with storage.driver "postgres". */
-    private readonly shared: PostgresRegister | undefined;
-    /** The deliveries every relay shares, as the API reads them, with storage.driver "postgres". */
-    private readonly sharedDeliveries: PostgresDeliveries | undefined;
-    private follower: RegisterFollower | undefined;
 
     public constructor(
         public readonly options: PluginOptions,
@@ -153,19 +137,6 @@ export class WebhookPlugin {
         );
         this.walSync = new WalSync(environment.file);
         this.writes = new WriteBatcher(this.store.register, () => this.walSync.sync());
-        this.shared =
-            options.storage.driver === "postgres" ? new PostgresRegister(options.storage.postgres) : undefined;
-        this.register = new WebhookRegister(
-            new WebhookStore(this.store.register),
-            this.writes,
-            this.index,
-            {
-                changed: (webhook) => this.engine.webhookChanged(webhook),
-                removed: (id) => this.engine.webhookRemoved(id),
-            },
-            this.shared,
-            (webhook, reason) => this.leaveOut(webhook, reason),
-        );
         this.journal = new JournalWriter({
             folder: journalFolderOf(environment.file),
             segmentBytes: JOURNAL_SEGMENT_BYTES,
@@ -174,15 +145,28 @@ export class WebhookPlugin {
         this.outbox = new DeliveryStore(this.store.outbox);
         this.engine = this.createEngine();
         const errors = new ThrottledLog((message) => logger.error(`${name} ${message}`));
-        this.sharedDeliveries = this.shared
-            ? new PostgresDeliveries(options.storage.postgres, this.shared.relay)
-            : undefined;
-        this.deliveries = new DeliveryService(
-            this.outbox,
-            (webhookId) => this.engine.resume(webhookId),
-            new PingLimiter(options.limits.pingsPerMinute),
-            this.sharedDeliveries,
-        );
+        const parts: RegisterParts = {
+            db: this.store.register,
+            writes: this.writes,
+            index: this.index,
+            observer: {
+                changed: (webhook) => this.engine.webhookChanged(webhook),
+                removed: (id) => this.engine.webhookRemoved(id),
+            },
+            outbox: this.outbox,
+            resume: (webhookId) => this.engine.resume(webhookId),
+            pings: new PingLimiter(options.limits.pingsPerMinute),
+            onRefused: (webhook, reason) => this.leaveOut(webhook, reason),
+        };
+        this.storage =
+            options.storage.driver === "postgres"
+                ? new SharedRegisterDriver(parts, {
+                      postgres: options.storage.postgres,
+                      log: (level, message) => logger[level](`${name} ${message}`),
+                  })
+                : new LocalRegisterDriver(parts);
+        this.register = this.storage.register;
+        this.deliveries = this.storage.deliveries;
         this.spool = new JournalSpool(
             { maxBytes: options.storage.spoolMaxBytes, retryMs: SPOOL_RETRY_MS },
             {
@@ -198,7 +182,7 @@ export class WebhookPlugin {
             journal: (event) => this.spool.append(event),
             matchingBudgetMs: options.limits.matchingBudgetMs,
             deliveryIds: deliveryIdScheme(options),
-            relayName: this.shared ? options.storage.postgres.relayName : undefined,
+            relayName: this.storage.relayName,
             onError: (error, event) =>
                 errors.write("listener", `could not queue the deliveries of ${event}: ${String(error)}`),
         });
@@ -207,14 +191,12 @@ export class WebhookPlugin {
     /** Imports ARK's register once, loads the index, then serves and delivers. */
     public async start(wallets?: WalletRoutes): Promise<void> {
         this.checkpointer.start();
-        if (!this.shared) {
-            await this.importArkRegister();
-        }
+        await this.storage.open(() => this.importArkRegister());
         this.register.loadIndex((webhook, reason) => this.leaveOut(webhook, reason));
         const [someEvent = "transaction.applied"] = this.index.eventNames();
         this.listener.warmUp(someEvent, (event) => this.journal.rehearse(event));
         await this.engine.start();
-        await this.followSharedRegister();
+        await this.storage.connect(() => this.importArkRegister());
         this.server = await this.createServer(wallets);
         await this.server.start();
     }
@@ -244,132 +226,6 @@ export class WebhookPlugin {
         });
     }
 
-    /**
-     * With a shared register: follows it from now on, and waits (at most the connection timeout)
-     * for the first full read, so that the first requests already see every relay's webhooks. A
-     * database out of reach does not stop the relay: it serves its own copy meanwhile.
-     */
-    private async followSharedRegister(): Promise<void> {
-        const { shared, register, options } = this;
-        if (!shared) {
-            return;
-        }
-        const { logger, name } = this.environment;
-        this.follower = new RegisterFollower(
-            connectionConfig(options.storage.postgres),
-            shared.database,
-            shared.relay,
-            {
-                synchronise: async () => {
-                    await shared.migrate();
-                    await this.announceRelay(shared);
-                    await this.meetSharedRegister(shared);
-                    await this.moveOwnRegisterOnce(shared);
-                    // Here, not at start: the shared register may be out of reach then, and this is tried again.
-                    await this.importArkRegister();
-                    await register.followAll(await shared.all());
-                },
-                changed: async (id) => register.follow(id, await shared.find(id)),
-                verify: async () => {
-                    await this.announceRelay(shared);
-                    const identity = await shared.identity();
-                    if (identity !== followedRegister(this.store.register)) {
-                        throw new Error(`the shared register (${shared.database}) was replaced (now ${identity})`);
-                    }
-                },
-                log: (level, message) => logger[level](`${name} ${message}`),
-            },
-        );
-        this.follower.start();
-        if (await this.follower.synchronised(options.storage.postgres.connectionTimeoutMs)) {
-            logger.info(
-                `${name} follows the shared register (${shared.database}): ${register.page(1, 1).totalCount} webhooks`,
-            );
-        }
-    }
-
-    private registerState(): RegisterState {
-        if (!this.shared) {
-            return { driver: "sqlite" };
-        }
-        const state = this.follower?.state() ?? { following: false, since: Date.now(), reason: "not started" };
-        return {
-            driver: "postgres",
-            database: this.shared.database,
-            ...state,
-            duplicateRelayName: this.duplicateRelayName ?? null,
-        };
-    }
-
-    /**
-     * Says this relay is alive under its name, each time it looks at the shared register (every
-     * 10 s), and tells at error level, once, when another relay was alive under the same name.
-     */
-    private async announceRelay(shared: PostgresRegister): Promise<void> {
-        const { relayName } = this.options.storage.postgres;
-        const seen = await shared.announce(relayName, shared.relay, Date.now(), DUPLICATE_NAME_WINDOW_MS);
-        const { logger, name } = this.environment;
-        if (seen === undefined) {
-            if (this.duplicateRelayName !== undefined) {
-                logger.info(`${name} no other relay runs under the name "${relayName}" now`);
-            }
-            this.duplicateRelayName = undefined;
-            return;
-        }
-        if (this.duplicateRelayName === undefined) {
-            this.duplicateRelayName = `another relay runs under the name "${relayName}" (seen at ${new Date(seen).toISOString()}): give each relay its own storage.postgres.relayName`;
-            logger.error(`${name} ${this.duplicateRelayName}`);
-        }
-    }
-
-    /**
-     * Decides, each time this relay (re)connects, whether its copy may follow the shared register
-     * it finds (register-identity.ts); a refusal keeps the copy and stops every write to that register.
-     */
-    private async meetSharedRegister(shared: PostgresRegister): Promise<void> {
-        const identity = await shared.identity();
-        const decision = decideOnSharedRegister({
-            identity,
-            followed: followedRegister(this.store.register),
-            movedBefore: importDone(this.store.register, MOVED_INTO_SHARED),
-            ownWebhooks: this.register.page(1, 1).totalCount,
-            sharedWebhooks: await shared.count(),
-            policy: this.options.storage.postgres.unknownRegister,
-            database: shared.database,
-        });
-        if (decision.kind === "refuse") {
-            shared.refuse(decision.reason);
-            throw new RegisterRefusedError(decision.reason);
-        }
-        shared.accept();
-        if (decision.kind !== "follow") {
-            const { logger, name } = this.environment;
-            const added = decision.kind === "offer" ? (await shared.insertMissing(this.register.local())).length : 0;
-            logger.warning(
-                decision.kind === "offer"
-                    ? `${name} offered this relay's copy to a shared register it did not follow before (${shared.database}, storage.postgres.unknownRegister "offer"): ${added} webhooks added`
-                    : `${name} adopts a shared register it did not follow before (${shared.database}, storage.postgres.unknownRegister "adopt"): this relay's copy is replaced by it`,
-            );
-        }
-        markFollowedRegister(this.store.register, identity, Date.now());
-    }
-
-    /** The first start with a shared register adds this relay's own webhooks to it (ids kept). */
-    private async moveOwnRegisterOnce(shared: PostgresRegister): Promise<void> {
-        if (importDone(this.store.register, MOVED_INTO_SHARED)) {
-            return;
-        }
-        const own = this.register.local();
-        const added = await shared.insertMissing(own);
-        markImportDone(this.store.register, MOVED_INTO_SHARED, added.length, Date.now());
-        if (own.length > 0) {
-            const { logger, name } = this.environment;
-            logger.info(
-                `${name} moved this relay's register into the shared register (${shared.database}): ${added.length} of ${own.length} webhooks added, the rest were there already`,
-            );
-        }
-    }
-
     public get file(): string {
         return this.environment.file;
     }
@@ -383,9 +239,7 @@ export class WebhookPlugin {
         await this.engine.stop();
         await this.server?.stop({ timeout: 5000 });
         this.server = undefined;
-        await this.follower?.stop();
-        await this.shared?.close();
-        await this.sharedDeliveries?.close();
+        await this.storage.stop();
         this.spool.stop();
         this.journal.close();
         this.writes.flush();
@@ -440,7 +294,7 @@ export class WebhookPlugin {
                     new ServiceController(info, listener.stats, {
                         storage: () => health.snapshot(),
                         spool: () => spool.stats(),
-                        register: () => this.registerState(),
+                        register: () => this.storage.state(),
                         pendingDeliveries: () => outbox.pendingCount(),
                         journalBacklog: () => journal.backlog(),
                         origins: () => engine.origins(),

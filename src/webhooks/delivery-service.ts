@@ -15,20 +15,18 @@ export interface SharedDeliveries {
 }
 
 /**
- * The deliveries of a webhook as the API sees them: listed, shown, sent again, and pinged. With
- * one relay they live in its file; with several on one register, in the outbox they share (a ping
- * is owed in this relay's file first, like an event, and forwarded from there).
+ * The deliveries of a webhook as the API sees them: listed, shown, sent again, and pinged, in this
+ * relay's file (storage.driver "sqlite"; SharedDeliveryService reads the outbox relays share).
  */
 export class DeliveryService {
     public constructor(
-        private readonly outbox: DeliveryStore,
+        protected readonly outbox: DeliveryStore,
         /**
          * Tells the dispatcher that an operator made one of the webhook's deliveries due now: it
          * looks at the webhook, and a Retry-After pause of its origin ends.
          */
-        private readonly wake: (webhookId: string) => void,
+        protected readonly wake: (webhookId: string) => void,
         private readonly pings: PingLimiter,
-        private readonly shared?: SharedDeliveries,
     ) {}
 
     /** One page (1-based) of a webhook's deliveries, newest first. */
@@ -37,30 +35,20 @@ export class DeliveryService {
         page: number,
         limit: number,
     ): Promise<{ deliveries: Delivery[]; totalCount: number }> {
-        const offset = (page - 1) * limit;
-        return this.shared ? this.shared.page(webhookId, offset, limit) : this.outbox.page(webhookId, offset, limit);
+        return this.outbox.page(webhookId, (page - 1) * limit, limit);
     }
 
-    /** A delivery; with a shared outbox, also one owed here and not yet forwarded. */
     public async find(webhookId: string, deliveryId: string): Promise<Delivery | undefined> {
-        const found = this.shared ? await this.shared.find(webhookId, deliveryId) : undefined;
-        return found ?? this.outbox.find(webhookId, deliveryId);
+        return this.outbox.find(webhookId, deliveryId);
     }
 
     public async attempts(deliveryId: string): Promise<Attempt[]> {
-        return this.shared ? this.shared.attempts(deliveryId) : this.outbox.attempts(deliveryId);
+        return this.outbox.attempts(deliveryId);
     }
 
     /** Makes a delivery due now, whatever its state; undefined when it does not exist. */
     public async redeliver(webhookId: string, deliveryId: string): Promise<Delivery | undefined> {
         const now = Date.now();
-        if (this.shared) {
-            const again = await this.shared.redeliver(webhookId, deliveryId, now);
-            if (again) {
-                this.wake(webhookId);
-                return again;
-            }
-        }
         if (!this.outbox.redeliver(webhookId, deliveryId, now)) {
             return undefined;
         }
@@ -88,5 +76,47 @@ export class DeliveryService {
             createdAt: now,
             updatedAt: now,
         };
+    }
+}
+
+/**
+ * The deliveries as the API sees them with several relays on one register (storage.driver
+ * "postgres"): in the outbox they share. A ping is owed in this relay's file first, like an event,
+ * and forwarded from there; until it is, it is found there.
+ */
+export class SharedDeliveryService extends DeliveryService {
+    public constructor(
+        outbox: DeliveryStore,
+        wake: (webhookId: string) => void,
+        pings: PingLimiter,
+        private readonly shared: SharedDeliveries,
+    ) {
+        super(outbox, wake, pings);
+    }
+
+    public override page(
+        webhookId: string,
+        page: number,
+        limit: number,
+    ): Promise<{ deliveries: Delivery[]; totalCount: number }> {
+        return this.shared.page(webhookId, (page - 1) * limit, limit);
+    }
+
+    public override async find(webhookId: string, deliveryId: string): Promise<Delivery | undefined> {
+        return (await this.shared.find(webhookId, deliveryId)) ?? super.find(webhookId, deliveryId);
+    }
+
+    public override attempts(deliveryId: string): Promise<Attempt[]> {
+        return this.shared.attempts(deliveryId);
+    }
+
+    public override async redeliver(webhookId: string, deliveryId: string): Promise<Delivery | undefined> {
+        const again = await this.shared.redeliver(webhookId, deliveryId, Date.now());
+        if (!again) {
+            // Not forwarded yet: it is still in this relay's file.
+            return super.redeliver(webhookId, deliveryId);
+        }
+        this.wake(webhookId);
+        return again;
     }
 }

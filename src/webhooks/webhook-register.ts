@@ -4,17 +4,9 @@ import { Webhook, WebhookInput } from "../contracts";
 import { WebhookIndex } from "../events/webhook-index";
 import { WebhookStore } from "../store/webhook-store";
 import { WriteBatcher } from "../store/write-batcher";
-import { SharedRegisterStore } from "./shared-register";
 
 /** A change the register refuses because of a register-wide limit; the message names the limit. */
 export class RegisterLimitError extends Error {}
-
-// Webhooks of the shared register applied to this relay's copy per turn of the event loop.
-const FOLLOW_SLICE = 100;
-// Ids read or gathered per turn while comparing the copy with the shared register.
-const ID_SLICE = 5_000;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Told of every committed change to the register, after the listener's index follows it. */
 export interface RegisterObserver {
@@ -30,36 +22,18 @@ export interface WebhookPage {
     totalCount: number;
 }
 
-const sameWebhook = (left: Webhook, right: Webhook): boolean =>
-    left.event === right.event &&
-    left.target === right.target &&
-    left.enabled === right.enabled &&
-    left.match === right.match &&
-    left.token === right.token &&
-    left.updatedAt === right.updatedAt &&
-    JSON.stringify(left.conditions) === JSON.stringify(right.conditions);
-
 /**
- * The register's operations. Every write is committed (group commit) before it is answered, and
- * the listener's in-memory index follows each committed change. With a shared register (several
- * relays on one PostgreSQL), a write goes there first and is answered once committed there; this
- * relay's SQLite copy follows at once, and the other relays' copies when they are told
- * (`follow`). Reads are answered from this relay's copy.
+ * The register's operations, in this relay's file (storage.driver "sqlite"; SharedWebhookRegister
+ * writes to the register relays share). Every write is committed (group commit) before it is
+ * answered, and the listener's in-memory index follows each committed change. Reads are answered
+ * from this relay's file.
  */
 export class WebhookRegister {
-    /**
-     * Copies of one webhook's shared state are applied one at a time, in the order they came;
-     * those of different webhooks at once (their local writes share a transaction).
-     */
-    private readonly following = new Map<string, Promise<void>>();
-
     public constructor(
-        private readonly store: WebhookStore,
-        private readonly writes: WriteBatcher,
-        private readonly index: WebhookIndex,
-        private readonly observer: RegisterObserver = NO_OBSERVER,
-        private readonly shared?: SharedRegisterStore,
-        private readonly onRefused: (webhook: Webhook, reason: string) => void = () => undefined,
+        protected readonly store: WebhookStore,
+        protected readonly writes: WriteBatcher,
+        protected readonly index: WebhookIndex,
+        protected readonly observer: RegisterObserver = NO_OBSERVER,
     ) {}
 
     /**
@@ -86,6 +60,15 @@ export class WebhookRegister {
     }
 
     public async create(input: WebhookInput): Promise<Webhook> {
+        const webhook = this.newWebhook(input);
+        await this.writes.run(() => this.store.insert(webhook));
+        this.index.put(webhook);
+        this.observer.changed(webhook);
+        return webhook;
+    }
+
+    /** A new webhook of the input, with its id and token; RegisterLimitError when it does not fit. */
+    protected newWebhook(input: WebhookInput): Webhook {
         const now = Date.now();
         const webhook: Webhook = {
             ...input,
@@ -95,14 +78,6 @@ export class WebhookRegister {
             updatedAt: now,
         };
         this.assertFits(webhook);
-        if (this.shared) {
-            await this.shared.insert(webhook);
-            await this.follow(webhook.id, webhook);
-            return webhook;
-        }
-        await this.writes.run(() => this.store.insert(webhook));
-        this.index.put(webhook);
-        this.observer.changed(webhook);
         return webhook;
     }
 
@@ -115,9 +90,6 @@ export class WebhookRegister {
         webhooks: readonly Webhook[],
         alsoInTransaction: () => void,
     ): Promise<{ added: Webhook[]; refused: Array<{ id: string; reason: string }> }> {
-        if (this.shared) {
-            return this.restoreShared(webhooks, alsoInTransaction);
-        }
         const added: Webhook[] = [];
         const refused: Array<{ id: string; reason: string }> = [];
         try {
@@ -146,43 +118,8 @@ export class WebhookRegister {
         return { added, refused };
     }
 
-    private async restoreShared(
-        webhooks: readonly Webhook[],
-        alsoInTransaction: () => void,
-    ): Promise<{ added: Webhook[]; refused: Array<{ id: string; reason: string }> }> {
-        const refused: Array<{ id: string; reason: string }> = [];
-        const fitting = webhooks.filter((webhook) => {
-            const overflow = this.index.regexpOverflow(webhook);
-            if (overflow) {
-                refused.push({ id: webhook.id, reason: overflow });
-            }
-            return overflow === undefined;
-        });
-        const added = await (this.shared as SharedRegisterStore).insertMissing(fitting);
-        for (const webhook of added) {
-            await this.follow(webhook.id, webhook);
-        }
-        await this.writes.run(alsoInTransaction);
-        return { added, refused };
-    }
-
     /** Returns undefined when no webhook has that id. */
     public async update(id: string, changes: Partial<WebhookInput>): Promise<Webhook | undefined> {
-        if (this.shared) {
-            const change = await this.shared.update(id, (current) => {
-                const next: Webhook = {
-                    ...current,
-                    ...changes,
-                    updatedAt: Math.max(Date.now(), current.updatedAt + 1),
-                };
-                this.assertFits(next);
-                return next;
-            });
-            if (change) {
-                await this.follow(id, change.next);
-            }
-            return change?.next;
-        }
         const change = await this.writes.run(() => {
             const current = this.store.findById(id);
             if (!current) {
@@ -209,100 +146,14 @@ export class WebhookRegister {
         return (await this.update(id, { enabled })) !== undefined;
     }
 
-    private assertFits(webhook: Webhook): void {
+    protected assertFits(webhook: Webhook): void {
         const overflow = this.index.regexpOverflow(webhook);
         if (overflow) {
             throw new RegisterLimitError(overflow);
         }
     }
 
-    /**
-     * Makes this relay's copy of one webhook what the shared register holds (undefined: it is gone
-     * there), and tells the index and the engine. A state older than the copy's (read before a
-     * change this relay already applied) is passed over: the change's own notice follows it.
-     */
-    public follow(id: string, webhook: Webhook | undefined): Promise<void> {
-        const next = (this.following.get(id) ?? Promise.resolve()).then(() => this.followNow(id, webhook));
-        const settled = next.catch(() => undefined);
-        this.following.set(id, settled);
-        void settled.then(() => {
-            if (this.following.get(id) === settled) {
-                this.following.delete(id);
-            }
-        });
-        return next;
-    }
-
-    /**
-     * Makes this relay's copy the shared register's whole state: every webhook there, none other.
-     * A slice of webhooks a turn of the event loop, each slice's writes one transaction: a register
-     * of 20,000 applied in one turn held the node's loop for half a second.
-     */
-    public async followAll(webhooks: readonly Webhook[]): Promise<void> {
-        const kept = new Set<string>();
-        for (let start = 0; start < webhooks.length; start += ID_SLICE) {
-            webhooks.slice(start, start + ID_SLICE).forEach((webhook) => kept.add(webhook.id));
-            await nextTurn();
-        }
-        const gone: string[] = [];
-        for (let after = 0; ; ) {
-            const ids = this.store.idsAfter(after, ID_SLICE);
-            if (ids.length === 0) {
-                break;
-            }
-            gone.push(...ids.filter(({ id }) => !kept.has(id)).map(({ id }) => id));
-            after = ids[ids.length - 1].seq;
-            await nextTurn();
-        }
-        for (let start = 0; start < gone.length; start += FOLLOW_SLICE) {
-            await Promise.all(gone.slice(start, start + FOLLOW_SLICE).map((id) => this.follow(id, undefined)));
-            await nextTurn();
-        }
-        for (let start = 0; start < webhooks.length; start += FOLLOW_SLICE) {
-            await Promise.all(
-                webhooks.slice(start, start + FOLLOW_SLICE).map((webhook) => this.follow(webhook.id, webhook)),
-            );
-            // A slice with nothing to write settles within the turn: yield anyway.
-            await nextTurn();
-        }
-    }
-
-    /** Every webhook of this relay's copy (the first move of a register into a shared one). */
-    public local(): Webhook[] {
-        return [...this.store.all()];
-    }
-
-    private async followNow(id: string, webhook: Webhook | undefined): Promise<void> {
-        const current = this.store.findById(id);
-        if (!webhook) {
-            // The shared register holds it durably: the copy follows at commit, index and all.
-            if (current && (await this.writes.run(() => this.store.delete(id), { durable: false }))) {
-                this.index.remove(id);
-                this.observer.removed(id);
-            }
-            return;
-        }
-        if (current && (current.updatedAt > webhook.updatedAt || sameWebhook(current, webhook))) {
-            return;
-        }
-        await this.writes.run(() => this.store.upsert(webhook), { durable: false });
-        try {
-            this.index.put(webhook);
-        } catch (error) {
-            this.index.remove(id);
-            this.onRefused(webhook, error instanceof Error ? error.message : String(error));
-        }
-        this.observer.changed(webhook);
-    }
-
     public async delete(id: string): Promise<boolean> {
-        if (this.shared) {
-            const deleted = await this.shared.delete(id);
-            if (deleted) {
-                await this.follow(id, undefined);
-            }
-            return deleted;
-        }
         const deleted = await this.writes.run(() => this.store.delete(id));
         if (deleted) {
             this.index.remove(id);
