@@ -18,7 +18,7 @@ import { compileMatcher } from "../../src/events/matcher";
 import { RegexpPool } from "../../src/events/regexp-pool";
 import { openStore, StoreConnections } from "../../src/store/database";
 import { DeliveryStore } from "../../src/store/delivery-store";
-import { EventJournal, JournaledEvent } from "../../src/store/event-journal";
+import { JournaledEvent } from "../../src/store/journal-entry";
 import { journalCursorOf, JournalReader } from "../../src/store/journal-reader";
 import { encodeRecord, journalFolderOf, segmentPath } from "../../src/store/journal-segments";
 import { JournalWriter } from "../../src/store/journal-writer";
@@ -47,7 +47,7 @@ describe("the journal's files", () => {
     const writer = (segmentBytes = 64 * 1024 * 1024): JournalWriter =>
         new JournalWriter({ folder, segmentBytes, readCursor: journalCursorOf(store.outbox) });
     const reader = (): JournalReader =>
-        new JournalReader(store.outbox, new EventJournal(store.outbox), {
+        new JournalReader(store.outbox, {
             folder,
             onSkipped: (segment, bytes) => skipped.push({ segment, bytes }),
             onDamaged: (segment, offset, bytes) => damaged.push({ segment, offset, bytes }),
@@ -298,19 +298,6 @@ describe("the journal's files", () => {
         expect(entry.body).toBe(large.body);
         expect(expandAll(journal)).toEqual([2]);
         journal.close();
-    });
-
-    it("reads the rows of the table journal an earlier version wrote before the files", () => {
-        const hook = addWebhookRow(store);
-        new EventJournal(store.outbox).append(eventFor([hook], 1));
-        const files = writer();
-        files.append(eventFor([hook], 2));
-        const journal = reader();
-        expect(expandAll(journal)).toEqual([1, 2]);
-        expect(store.outbox.prepare("SELECT COUNT(*) AS n FROM event_journal").get()).toEqual({ n: 0 });
-        expect(pendingIds(hook)).toHaveLength(2);
-        journal.close();
-        files.close();
     });
 
     it("owes nothing to a webhook deleted since its event was journaled", () => {

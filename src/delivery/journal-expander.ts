@@ -1,10 +1,11 @@
 import { Delivery } from "../contracts";
 import { PayloadMatcher } from "../events/matcher";
 import { DeliveryIds, DeliveryIdScheme, freshDeliveryIds, readsPayload } from "../store/delivery-id";
-import { EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "../store/event-journal";
+import { ExpandedEntry, JournalEntry, OwedDelivery } from "../store/journal-entry";
+import { JournalReader } from "../store/journal-reader";
 
 export interface ExpanderDependencies {
-    journal: Pick<EventJournal, "oldest" | "commit">;
+    journal: Pick<JournalReader, "oldest" | "commit">;
     /** The compiled conditions of an enabled webhook; undefined when it is disabled or gone: it owes nothing. */
     matcherOf: (webhookId: string) => PayloadMatcher | undefined;
     /** A monotonic clock in milliseconds (performance.now). */

@@ -1,7 +1,7 @@
 import { performance } from "perf_hooks";
 
 import { chainObjectOf, DeliveryIds, DeliveryIdScheme, freshDeliveryIds } from "../store/delivery-id";
-import { JournaledEvent } from "../store/event-journal";
+import { JournaledEvent } from "../store/journal-entry";
 import { OWN_EVENT_PREFIX } from "./catalogue";
 import { deliveryBody } from "./serialize-payload";
 import { WebhookIndex } from "./webhook-index";

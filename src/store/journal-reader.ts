@@ -2,7 +2,7 @@ import { closeSync, existsSync, fstatSync, readFileSync, readSync, unlinkSync } 
 import { performance } from "perf_hooks";
 
 import { SqliteDatabase } from "./database";
-import { deliveryWriter, EventJournal, ExpandedEntry, JournalEntry, OwedDelivery } from "./event-journal";
+import { deliveryWriter, ExpandedEntry, JournalEntry, OwedDelivery } from "./journal-entry";
 import {
     decodeRecord,
     DecodedRecord,
@@ -24,8 +24,6 @@ interface FileEntry extends JournalEntry {
 
 const READ_BYTES = 1024 * 1024;
 const LISTING_INTERVAL_MS = 1_000;
-// Record positions start at 2^32 (segment 1): a smaller seq is a row of the table journal of old.
-const FIRST_FILE_POSITION = positionOf(1, 0);
 
 export interface JournalReaderOptions {
     folder: string;
@@ -62,8 +60,7 @@ export const journalCursorOf = (db: SqliteDatabase): (() => JournalCursor) => {
 /**
  * The delivery engine's side of the journal: reads the records the node's thread appended, in
  * order, and commits the deliveries they owe together with its cursor, in one transaction, so each
- * record is turned into deliveries exactly once; then deletes the segments it has passed. Rows of
- * the table journal an earlier version wrote are read first.
+ * record is turned into deliveries exactly once; then deletes the segments it has passed.
  */
 export class JournalReader {
     private readonly statements;
@@ -74,7 +71,6 @@ export class JournalReader {
     private fd: number | undefined;
     private ahead: FileEntry[] = [];
     private buffer = Buffer.allocUnsafe(READ_BYTES);
-    private tableDrained = false;
     /** When the folder may next be listed for a segment after a gap (see laterSegment). */
     private nextListingAt = 0;
     /** Deferred groups read, by segment and number. */
@@ -84,7 +80,6 @@ export class JournalReader {
 
     public constructor(
         db: SqliteDatabase,
-        private readonly table: EventJournal,
         private readonly options: JournalReaderOptions,
     ) {
         const writeDeliveries = deliveryWriter(db);
@@ -102,13 +97,6 @@ export class JournalReader {
 
     /** The oldest entries not yet committed, in order; the same ones until they are. */
     public oldest(limit: number): JournalEntry[] {
-        if (!this.tableDrained) {
-            const rows = this.table.oldest(limit);
-            if (rows.length > 0) {
-                return rows;
-            }
-            this.tableDrained = true;
-        }
         while (this.ahead.length < limit && this.readMore()) {
             // Reads until enough records are ahead or the journal's end is reached.
         }
@@ -122,9 +110,6 @@ export class JournalReader {
     public commit(entries: readonly ExpandedEntry[]): OwedDelivery[] {
         if (entries.length === 0) {
             return [];
-        }
-        if (entries[0].seq < FIRST_FILE_POSITION) {
-            return this.table.commit(entries);
         }
         const last = this.ahead[entries.length - 1];
         if (!last || last.seq !== entries[entries.length - 1].seq) {

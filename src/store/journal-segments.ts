@@ -2,7 +2,7 @@ import { existsSync, openSync, readdirSync, statSync } from "fs";
 import { join } from "path";
 import { crc32 } from "zlib";
 
-import { JournaledEvent, OwedDelivery } from "./event-journal";
+import { JournaledEvent, OwedDelivery } from "./journal-entry";
 
 /**
  * The journal's files: a folder beside the SQLite file holding numbered segments, each a run of

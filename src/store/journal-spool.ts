@@ -1,6 +1,6 @@
 import { SpoolStats } from "../contracts";
 import { ThrottledLog } from "../logging/throttled-log";
-import { JournaledEvent } from "./event-journal";
+import { JournaledEvent } from "./journal-entry";
 import { JournalWriter } from "./journal-writer";
 import { isStorageError, StorageHealth } from "./storage-health";
 

@@ -10,7 +10,7 @@ import {
     writeSync,
 } from "fs";
 
-import { JournaledEvent } from "./event-journal";
+import { JournaledEvent } from "./journal-entry";
 import {
     decodeRecord,
     encodeRecord,

@@ -123,4 +123,9 @@ export const MIGRATIONS: readonly string[] = [
         until INTEGER NOT NULL
     );
     `,
+    // The journal table above served versions never published: its rows were read until the
+    // journal moved to files (migration 7), and nothing has written it since.
+    `
+    DROP TABLE event_journal;
+    `,
 ];

@@ -2,7 +2,7 @@ import { Webhook } from "../../../src/contracts";
 import { KernelEventListener } from "../../../src/events/listener";
 import { RegexpPool } from "../../../src/events/regexp-pool";
 import { WebhookIndex } from "../../../src/events/webhook-index";
-import { JournaledEvent } from "../../../src/store/event-journal";
+import { JournaledEvent } from "../../../src/store/journal-entry";
 
 const webhook = (id: string, overrides: Partial<Webhook> = {}): Webhook => ({
     id,

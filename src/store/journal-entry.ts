@@ -37,32 +37,6 @@ export interface ExpandedEntry {
     deliveries: readonly OwedDelivery[];
 }
 
-interface JournalRow {
-    seq: number;
-    event: string;
-    body: string;
-    created_at: number;
-    deliveries: string;
-    deferred: string;
-}
-
-type Pair = [string, string];
-
-const toPairs = (owed: readonly OwedDelivery[]): string =>
-    JSON.stringify(owed.map(({ id, webhookId }) => [id, webhookId]));
-
-const fromPairs = (text: string): OwedDelivery[] =>
-    (JSON.parse(text) as Pair[]).map(([id, webhookId]) => ({ id, webhookId }));
-
-const rowToEntry = (row: JournalRow): JournalEntry => ({
-    seq: row.seq,
-    event: row.event,
-    body: row.body,
-    createdAt: row.created_at,
-    deliveries: fromPairs(row.deliveries),
-    deferred: JSON.parse(row.deferred) as string[],
-});
-
 /**
  * Writes journal entries' delivery rows, pending and due at their event's time, within the caller's
  * transaction; returns the deliveries written. A webhook deleted since its event was journaled owes
@@ -123,63 +97,3 @@ export const deliveryWriter = (db: SqliteDatabase): ((entries: readonly Expanded
         return written;
     };
 };
-
-/**
- * The journal table of earlier versions: one row per event, in the SQLite file. The listener now
- * appends to the journal's files (journal-writer.ts); rows an earlier version left are read first,
- * by the engine's JournalReader, and this table stays empty. `append` remains for the tests that
- * stand for such a version.
- */
-export class EventJournal {
-    private readonly statements;
-    private readonly commitAll: (entries: readonly ExpandedEntry[]) => OwedDelivery[];
-
-    public constructor(db: SqliteDatabase) {
-        const writeDeliveries = deliveryWriter(db);
-        this.statements = {
-            append: db.prepare<[string, string, number, string, string]>(
-                "INSERT INTO event_journal (event, body, created_at, deliveries, deferred) VALUES (?, ?, ?, ?, ?)",
-            ),
-            batch: db.prepare<[number], JournalRow>(
-                "SELECT seq, event, body, created_at, deliveries, deferred FROM event_journal ORDER BY seq LIMIT ?",
-            ),
-            backlog: db.prepare<[], { total: number }>("SELECT COUNT(*) AS total FROM event_journal"),
-            forget: db.prepare<[number]>("DELETE FROM event_journal WHERE seq <= ?"),
-        };
-        this.commitAll = db.transaction((entries: readonly ExpandedEntry[]) => {
-            const inserted = writeDeliveries(entries);
-            if (entries.length > 0) {
-                this.statements.forget.run(entries[entries.length - 1].seq);
-            }
-            return inserted;
-        });
-    }
-
-    /** One row and one implicit transaction: durable against a process crash once this returns. */
-    public append({ event, body, createdAt, deliveries, deferred, deferredGroup = [] }: JournaledEvent): void {
-        this.statements.append.run(
-            event,
-            body,
-            createdAt,
-            toPairs(deliveries),
-            JSON.stringify([...deferred, ...deferredGroup]),
-        );
-    }
-
-    /** The oldest entries, in order. */
-    public oldest(limit: number): JournalEntry[] {
-        return this.statements.batch.all(limit).map(rowToEntry);
-    }
-
-    /**
-     * Writes the entries' deliveries and forgets the entries, in one transaction; entries are in
-     * order. Returns the deliveries written (none for a webhook deleted meanwhile).
-     */
-    public commit(entries: readonly ExpandedEntry[]): OwedDelivery[] {
-        return this.commitAll(entries);
-    }
-
-    public backlog(): number {
-        return this.statements.backlog.get()?.total ?? 0;
-    }
-}
