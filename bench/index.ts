@@ -8,13 +8,13 @@ import { benchCost } from "./cost";
 import { benchChangeOfPace, benchDelivery } from "./delivery";
 import { benchListener, benchListenerScale } from "./listener";
 import { benchLiveWallets } from "./live-wallets";
-import { benchRates } from "./rates";
+import { benchFanOut, benchRates } from "./rates";
 import { benchRegexp } from "./regexp";
 import { benchRegister, benchRegisterStall } from "./register";
 import { benchWallets } from "./wallets";
 
-/** Sections that another runs too: `delivery` runs `rates` and `pace`, `listener` runs `listener-scale`, `register` runs `register-stall`. */
-const PARTS_OF_OTHERS = new Set(["rates", "pace", "listener-scale", "register-stall"]);
+/** Sections that another runs too: `delivery` runs `rates` (with `fan-out`) and `pace`, `listener` runs `listener-scale`, `register` runs `register-stall`. */
+const PARTS_OF_OTHERS = new Set(["rates", "fan-out", "pace", "listener-scale", "register-stall"]);
 
 /** `npm run bench`: every benchmark, each side by side with ARK's own plugin, in one run. */
 const main = async (): Promise<void> => {
@@ -27,6 +27,7 @@ const main = async (): Promise<void> => {
         ["listener-scale", benchListenerScale],
         ["delivery", async () => [...(await benchRates()), "", ...(await benchDelivery())]],
         ["rates", benchRates],
+        ["fan-out", benchFanOut],
         ["pace", benchChangeOfPace],
         ["cost", benchCost],
         ["regexp", benchRegexp],

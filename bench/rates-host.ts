@@ -22,6 +22,7 @@ import { freePort } from "../__tests__/support/ports";
 import { startPlugin } from "../__tests__/support/plugin-harness";
 import { heardBesides } from "../src/events/kernel-listeners";
 import { startArkWebhooks } from "./ark-webhooks";
+import { profileThreads } from "./thread-profiles";
 
 export type Plugin = "ours" | "ark" | "ceiling";
 
@@ -37,6 +38,7 @@ export type FromRatesHost = { kind: "ready" } | { kind: "fed"; firstAt: number }
 const EVENT = "transaction.applied";
 const [which, targetsJson] = process.argv.slice(2) as [Plugin, string];
 const targets = JSON.parse(targetsJson) as string[];
+profileThreads();
 const send = (message: FromRatesHost): void => void process.send?.(message);
 const wallClock = (): number => performance.timeOrigin + performance.now();
 

@@ -184,6 +184,32 @@ const cell = (figures: RateFigures): string => {
     return `${Math.round(figures.perSecond).toLocaleString("en")}/s, ${figures.p50.toFixed(0)} / ${figures.p99.toFixed(0)} / ${figures.max.toFixed(0)} ms${lost > 0 ? ` (${lost.toLocaleString("en")} missing)` : ""}`;
 };
 
+/** The fan-out run: FAN_OUT.webhooks webhooks on one event name, over FAN_OUT.receivers receivers. */
+const fanOut = async (plugin: Plugin): Promise<RateFigures> => {
+    const receivers = new Receivers();
+    await receivers.start(FAN_OUT.receivers);
+    const host = await Host.start(plugin, receivers.targets(FAN_OUT.webhooks));
+    const figures = await measure(host, receivers, FAN_OUT.plan, FAN_OUT.webhooks);
+    await host.finish();
+    await receivers.stop();
+    return figures;
+};
+
+/** `npm run bench -- fan-out`: the fan-out run alone, for each plugin (BENCH_CPU_PROF=<dir> profiles every thread). */
+export const benchFanOut = async (): Promise<string[]> => {
+    const rows: string[] = [];
+    for (const [plugin, name] of PLUGINS) {
+        rows.push(`| ${name} | ${cell(await fanOut(plugin))} |`);
+    }
+    return [
+        `Fan-out: ${FAN_OUT.webhooks} webhooks on one event name (${FAN_OUT.receivers} receivers), ${FAN_OUT.plan.ratePerSecond} events/s for ${FAN_OUT.plan.events / FAN_OUT.plan.ratePerSecond} s: deliveries/s, latency p50 / p99 / max`,
+        "",
+        "| plugin | fan-out |",
+        "|---|---|",
+        ...rows,
+    ];
+};
+
 /** The highest of RATE_STEPS at which every delivery arrives with p99 under LATENCY_LIMIT_MS. */
 const highestRate = async (host: Host, receivers: Receivers): Promise<string> => {
     let best = "below 1,000/s";
@@ -221,13 +247,7 @@ export const benchRates = async (): Promise<string[]> => {
         cells.push(await highestRate(host, receivers));
         await host.finish();
         await receivers.stop();
-
-        const fanReceivers = new Receivers();
-        await fanReceivers.start(FAN_OUT.receivers);
-        const fanHost = await Host.start(plugin, fanReceivers.targets(FAN_OUT.webhooks));
-        cells.push(cell(await measure(fanHost, fanReceivers, FAN_OUT.plan, FAN_OUT.webhooks)));
-        await fanHost.finish();
-        await fanReceivers.stop();
+        cells.push(cell(await fanOut(plugin)));
         rows.set(plugin, cells);
     }
     const header = [
