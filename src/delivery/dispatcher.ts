@@ -243,7 +243,9 @@ export class DeliveryDispatcher {
             }
             await this.startDue(now);
             rest =
-                expansion.drained && intake.done ? await this.restAfter(now) : { ms: EXPANSION_REST_MS, look: false };
+                expansion.drained && intake.done
+                    ? await this.restAfter(now, expansion.gatherMs)
+                    : { ms: EXPANSION_REST_MS, look: false };
             this.passFailures = 0;
         } catch (error) {
             this.passFailures++;
@@ -454,7 +456,7 @@ export class DeliveryDispatcher {
      * origin. `now` is the time the pass looked for due work: what fell due after it was not looked
      * at, so the wake-up is reckoned from it.
      */
-    private async restAfter(now: number): Promise<{ ms: number; look: boolean }> {
+    private async restAfter(now: number, gatherMs: number): Promise<{ ms: number; look: boolean }> {
         const every = this.dependencies.outbox.lookEveryMs;
         const longest = every ?? MAX_SLEEP_MS;
         // Attempts under way wake the next pass as they end: an outbox others write to is asked
@@ -469,6 +471,10 @@ export class DeliveryDispatcher {
         }
         for (const at of this.retries.values()) {
             next = Math.min(next, Math.max(at, now + 1));
+        }
+        if (gatherMs > 0) {
+            // Journal entries wait to be moved together: not longer.
+            next = Math.min(next, now + Math.ceil(gatherMs));
         }
         // An origin paused by a Retry-After holds deliveries already due: its pause's end wakes them.
         next = this.origins.nextPauseEnd(now, next);

@@ -56,7 +56,7 @@ const dispatcherOver = (
     options: Partial<ConstructorParameters<typeof DeliveryDispatcher>[0]> = {},
     clock: () => number = Date.now,
     expander: DispatcherDependencies["expander"] = {
-        expand: () => ({ drained: true, webhookIds: [], deliveries: [], committed: 0 }),
+        expand: () => ({ drained: true, webhookIds: [], deliveries: [], committed: 0, gatherMs: 0 }),
     },
 ) =>
     new DeliveryDispatcher(
@@ -93,7 +93,7 @@ const journalOver = (outbox: MemoryOutbox) => {
             const deliveries = journal.shift() ?? [];
             outbox.journalFile.deliveries.push(...deliveries.map((delivery) => ({ ...delivery })));
             const webhookIds = [...new Set(deliveries.map((delivery) => delivery.webhookId))];
-            return { drained: journal.length === 0, webhookIds, deliveries, committed: deliveries.length };
+            return { drained: journal.length === 0, webhookIds, deliveries, committed: deliveries.length, gatherMs: 0 };
         },
     };
     const journalEvents = (from: number, count: number): void => {

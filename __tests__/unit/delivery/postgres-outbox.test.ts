@@ -56,7 +56,9 @@ describe("the dispatcher over the shared outbox", () => {
                     shared,
                     leaseMs: 2_000,
                 }),
-                expander: { expand: () => ({ drained: true, webhookIds: [], deliveries: [], committed: 0 }) },
+                expander: {
+                    expand: () => ({ drained: true, webhookIds: [], deliveries: [], committed: 0, gatherMs: 0 }),
+                },
                 sender: { send: () => Promise.reject(new Error("nothing may be sent")) },
                 findWebhook: () => undefined,
                 disableWebhook: async () => false,
