@@ -42,6 +42,7 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
     let transferToFreshId: string;
     let voteId: string;
     let firstHookedHeight: number;
+    let transactionHookId: string;
 
     const createWebhook = async (event: string, conditions: unknown[]): Promise<string> => {
         const { status, body } = await requestJson<{ data: { id: string; token: string } }>(
@@ -93,7 +94,9 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
         freshAddress = Identities.Address.fromPassphrase(`fresh recipient ${node.dataDir}`);
         lockRecipient = Identities.Address.fromPassphrase(`lock recipient ${node.dataDir}`);
 
-        await createWebhook("transaction.applied", [{ key: "recipientId", condition: "eq", value: freshAddress }]);
+        transactionHookId = await createWebhook("transaction.applied", [
+            { key: "recipientId", condition: "eq", value: freshAddress },
+        ]);
         await createWebhook("block.applied", []);
         await createWebhook("wallet.vote", [
             { key: "transaction.senderPublicKey", condition: "eq", value: chain.delegate(2).publicKey },
@@ -179,8 +182,22 @@ describe("the plugin inside a real ARK Core 3.9.1 node", () => {
             const found = delivered("transaction.applied");
             return found.length > 0 ? found : undefined;
         });
-        // Give any wrongly matched transaction time to arrive before asserting there is none.
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        // Two blocks later, every transaction before them was matched and its deliveries forwarded
+        // (in the journal's order): a wrongly matched one would be listed, and once none is pending,
+        // it would have arrived.
+        const later = (await chain.height()) + 2;
+        await eventually(
+            async () =>
+                delivered("block.applied").some((block) => Number(block.data.height) >= later) ? true : undefined,
+            { timeoutMs: 60_000 },
+        );
+        const listed = await eventually(async () => {
+            const shown = await requestJson<{ data: Array<{ status: string }> }>(
+                `${node.pluginUrl}/webhooks/${transactionHookId}/deliveries`,
+            );
+            return shown.body.data.every((delivery) => delivery.status !== "pending") ? shown.body.data : undefined;
+        });
+        expect(listed).toHaveLength(1);
 
         expect(delivered("transaction.applied").map((delivery) => delivery.data.id)).toEqual([transferToFreshId]);
         expect(deliveries[0].data.recipientId).toBe(freshAddress);

@@ -193,7 +193,19 @@ describe("several relays deliver from one outbox on PostgreSQL, each chain event
             await untilReceived(receiver, 100);
             await postgres.stop();
             await Promise.all(relays.map((relay) => relay.feed("transaction.applied", 101, 200, 2)));
-            await new Promise((resolve) => setTimeout(resolve, 1_500));
+            // Each relay has the new events as deliveries in its own file: it expanded them, and its
+            // forwarding (in the same pass) failed, so they wait there.
+            await eventually(
+                async () => {
+                    const shown = await Promise.all(
+                        urls.map((url) => requestJson<{ data: { deliveries: { pending: number | null } } }>(url)),
+                    );
+                    return shown.every((answer) => (answer.body.data.deliveries.pending ?? 0) >= 100)
+                        ? true
+                        : undefined;
+                },
+                { timeoutMs: 20_000, intervalMs: 100 },
+            );
             expect(tally(receiver.requests).idsByObject.size).toBe(100);
             await postgres.restart();
             await untilReceived(receiver, 200);

@@ -39,7 +39,9 @@ describe("a plugin killed with SIGKILL", () => {
                     }
                 };
                 const writers = Array.from({ length: CONCURRENCY }, writer);
-                await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
+                // Killed while writes are under way, after a different number of them each round.
+                const before = acknowledged.size + 10 + Math.floor(Math.random() * 40);
+                await eventually(async () => (acknowledged.size >= before ? true : undefined), { intervalMs: 5 });
                 await killHard(child);
                 stop = true;
                 await Promise.all(writers);

@@ -217,12 +217,20 @@ describe("delivery to a real receiver", () => {
         });
         expect(disable.status).toBe(204);
         const sentBefore = receiver.requests.length;
-        receiver.behaviour = answer(200);
+        // A webhook on the same schedule whose receiver still fails: once it has been retried
+        // twice, the disabled one's retries (due sooner) would have gone out too.
+        receiver.behaviour = (request, index, response) =>
+            (request.url.includes("sentinel") ? answer(503) : answer(200))(request, index, response);
+        const sentinel = await createWebhook(running, { target: `${receiver.url}?sentinel` });
         running.plugin.listener.handle({ name: "block.applied", data: { height: 3 } });
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        const sentinelRequests = (): number =>
+            receiver!.requests.filter((request) => request.url.includes("sentinel")).length;
+        await eventually(async () => (sentinelRequests() >= 3 ? true : undefined));
+        await requestJson(`${running.url}/webhooks/${sentinel.id}`, { method: "DELETE" });
+        const sentToIt = (): number => receiver!.requests.filter((request) => !request.url.includes("sentinel")).length;
 
         // At most an attempt already under way when it was disabled; no retry, no new delivery.
-        expect(receiver.requests.length - sentBefore).toBeLessThanOrEqual(1);
+        expect(sentToIt() - sentBefore).toBeLessThanOrEqual(1);
         expect(deliveriesOf(running, webhook.id)).toHaveLength(2);
         expect(deliveriesOf(running, webhook.id).some((delivery) => delivery.status === "pending")).toBe(true);
 
@@ -232,9 +240,10 @@ describe("delivery to a real receiver", () => {
     });
 
     it("goes on delivering after a webhook is deleted while its attempt is under way", async () => {
+        const answered = new Set<string>();
         receiver = await new Receiver((request, _index, response) => {
             const delay = request.url?.includes("slow") ? 500 : 0;
-            setTimeout(() => response.writeHead(200).end("ok"), delay);
+            setTimeout(() => response.writeHead(200).end("ok", () => answered.add(request.url)), delay);
         }).start();
         running = await startPlugin();
         const doomed = await createWebhook(running, { target: `${receiver.url}?slow` });
@@ -249,7 +258,10 @@ describe("delivery to a real receiver", () => {
         const removal = await requestJson(`${running.url}/webhooks/${doomed.id}`, { method: "DELETE" });
         expect(removal.status).toBe(204);
         // Its answer comes after the delete: its outcome has no delivery left to be written to.
-        await new Promise((resolve) => setTimeout(resolve, 800));
+        await eventually(async () => (answered.has("/hook?slow") ? true : undefined));
+        await eventually(async () =>
+            (await running!.plugin.engine.origins()).every((origin) => origin.inFlight === 0) ? true : undefined,
+        );
         running.plugin.listener.handle({ name: "block.applied", data: { height: 2 } });
 
         await eventually(async () => (heightsOf("/hook").length === 2 ? true : undefined), { timeoutMs: 5_000 });

@@ -19,6 +19,22 @@ const createWebhook = async (running: RunningPlugin, target: string): Promise<st
     return response.body.data.id;
 };
 
+/**
+ * Waits until every outcome is written, then for an answer from the engine's thread: whatever the
+ * thread posted after those outcomes (an announcement) came across before that answer.
+ */
+const everyOutcomeAcross = async (running: RunningPlugin): Promise<void> => {
+    await eventually(async () => (running.plugin.outbox.pendingCount() === 0 ? true : undefined));
+    await running.plugin.engine.metrics();
+};
+
+/** An engine in the node's thread passes on the next turn after a wake; with SQLite, within that turn. */
+const turnsOfTheLoop = async (turns: number): Promise<void> => {
+    for (let turn = 0; turn < turns; turn++) {
+        await new Promise((resolve) => setImmediate(resolve));
+    }
+};
+
 const threadOf = (running: RunningPlugin): ThreadedEngine => {
     expect(running.plugin.engine).toBeInstanceOf(ThreadedEngine);
     return running.plugin.engine as ThreadedEngine;
@@ -161,7 +177,7 @@ describe("the delivery engine", () => {
                 running.plugin.listener.handle({ name: "block.applied", data: { height } });
             }
             await eventually(async () => (receiver.requests.length >= 100 ? true : undefined), { timeoutMs: 30_000 });
-            await new Promise((resolve) => setTimeout(resolve, 100));
+            await everyOutcomeAcross(running);
             expect(crossings).not.toContain("announce");
             expect(running.kernelEvents).toEqual([]);
 
@@ -197,7 +213,7 @@ describe("the delivery engine", () => {
                 running.plugin.listener.handle({ name: "block.applied", data: { height } });
             }
             await eventually(async () => (receiver.requests.length >= 50 ? true : undefined), { timeoutMs: 30_000 });
-            await new Promise((resolve) => setTimeout(resolve, 100));
+            await everyOutcomeAcross(running);
             expect(engine.restarts).toBe(1);
             expect(crossings).not.toContain("announce");
         });
@@ -277,7 +293,9 @@ describe("the delivery engine", () => {
             await eventually(async () => (outbox.pendingWebhookIds().includes(id) ? true : undefined), {
                 intervalMs: 10,
             });
-            await new Promise((resolve) => setTimeout(resolve, 300));
+            engine.wake();
+            await turnsOfTheLoop(2);
+            expect(await engine.origins()).toEqual([]);
             expect(receiver.requests).toHaveLength(0);
 
             tell.mockRestore();
@@ -297,7 +315,7 @@ describe("the delivery engine", () => {
             const engine = running.plugin.engine;
             const id = await createWebhook(running, receiver.url);
             // The engine's pass for the new webhook is over: from here only a wake starts one.
-            await new Promise((resolve) => setTimeout(resolve, 200));
+            await turnsOfTheLoop(2);
             const wake = jest.spyOn(engine, "wake").mockImplementation(() => undefined);
 
             running.plugin.listener.handle({ name: "block.applied", data: { height: 1 } });
@@ -312,7 +330,9 @@ describe("the delivery engine", () => {
             await eventually(async () => (outbox.pendingWebhookIds().includes(id) ? true : undefined), {
                 intervalMs: 10,
             });
-            await new Promise((resolve) => setTimeout(resolve, 300));
+            engine.wake();
+            await turnsOfTheLoop(2);
+            expect(await engine.origins()).toEqual([]);
             expect(receiver.requests).toHaveLength(0);
 
             await requestJson(`${running.url}/webhooks/${id}`, { method: "PUT", body: { enabled: true } });

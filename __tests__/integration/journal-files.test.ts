@@ -22,6 +22,7 @@ import { JournaledEvent } from "../../src/store/journal-entry";
 import { journalCursorOf, JournalReader } from "../../src/store/journal-reader";
 import { encodeRecord, journalFolderOf, segmentPath } from "../../src/store/journal-segments";
 import { JournalWriter } from "../../src/store/journal-writer";
+import { eventually } from "../support/http";
 import { addWebhookRow } from "../support/webhook-rows";
 
 const eventFor = (webhookIds: string[], height: number, body?: string): JournaledEvent => ({
@@ -537,8 +538,11 @@ describe("the journal's files", () => {
         expect(listings.mock.calls.length).toBeLessThanOrEqual(1);
         // A segment after a gap (the one before it never written) is found by a listing, within a second.
         writeFileSync(segmentPath(folder, current + 2), encodeRecord(eventFor([hook], 2)));
-        await new Promise((resolve) => setTimeout(resolve, 1_100));
-        expect(expandAll(journal)).toEqual([2]);
+        const found = await eventually(async () => {
+            const heights = expandAll(journal);
+            return heights.length > 0 ? heights : undefined;
+        });
+        expect(found).toEqual([2]);
         listings.mockRestore();
         // And the writer's next segment at once, by name.
         writeFileSync(segmentPath(folder, current + 3), encodeRecord(eventFor([hook], 3)));

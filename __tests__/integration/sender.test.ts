@@ -78,7 +78,12 @@ describe("the delivery sender, over real HTTP", () => {
     });
 
     it("ends a hanging attempt at its deadline, and one still waiting for a connection never goes out", async () => {
-        receiver = await new Receiver(() => undefined).start();
+        // The first request hangs; any later one is answered.
+        receiver = await new Receiver((_request, index, response) => {
+            if (index > 0) {
+                response.writeHead(200).end("ok");
+            }
+        }).start();
         // Long enough that a tenth of it (200 ms) outlasts any lateness of the 10 ms wait below.
         sender = senderWith(2_000, 1);
 
@@ -86,13 +91,15 @@ describe("the delivery sender, over real HTTP", () => {
         // Its deadline comes 10 ms after the first's, when the first's connection ends.
         await wait(10);
         const outcomes = await Promise.all([first, post(sender, receiver.url)]);
-        await wait(300);
+        // A third, on the same only connection: the second, had it gone out late, would come first.
+        const third = await post(sender, receiver.url);
 
         for (const { result } of outcomes) {
             expect(result).toMatchObject({ kind: "network-error", message: expect.stringMatching(/timeout/i) });
         }
+        expect(third.result).toMatchObject({ kind: "response", statusCode: 200 });
         // The second waited behind the first on the only connection, and had almost no time left when it freed.
-        expect(receiver.requests).toHaveLength(1);
+        expect(receiver.requests).toHaveLength(2);
     });
 
     it("sends an attempt that waited for a connection when enough of its time is left", async () => {

@@ -114,7 +114,8 @@ const expectDegradedThenRecovered = async (
     await eventually(async () => (receiver.requests.length >= EVENTS + 20 + pinged ? true : undefined), {
         timeoutMs: 60_000,
     });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Every outcome written: nothing is left that could be sent again.
+    await eventually(async () => (running.plugin.outbox.pendingCount() === 0 ? true : undefined));
 
     // Every event once: none lost, none sent twice (an outcome that could not be written was not re-sent).
     expect(heightsReceived(receiver)).toEqual(Array.from({ length: EVENTS + 20 }, (_, index) => index + 1));
@@ -225,7 +226,12 @@ describe("a database that refuses writes", () => {
                 const { spool } = (await status(running)).storage;
                 free();
                 await eventually(async () => (receiver!.requests.length >= EVENTS - spool.dropped ? true : undefined));
-                await new Promise((resolve) => setTimeout(resolve, 300));
+                // Every outcome written and the spool empty: nothing is left that could be sent.
+                await eventually(async () =>
+                    running!.plugin.outbox.pendingCount() === 0 && (await status(running!)).storage.spool.events === 0
+                        ? true
+                        : undefined,
+                );
 
                 // Some events may still fit in the space left; the rest waited in the spool or were dropped.
                 expect(spool.dropped).toBeGreaterThan(0);

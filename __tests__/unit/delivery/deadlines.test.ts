@@ -3,9 +3,13 @@ import { runInNewContext } from "vm";
 
 import { Deadlines } from "../../../src/delivery/deadlines";
 
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Turns the fake clock (timers and performance.now) forward. */
+const wait = (ms: number) => jest.advanceTimersByTimeAsync(ms);
 
 describe("attempt deadlines", () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
     it("expire an attempt still under way once its allowance has passed, once", async () => {
         const deadlines = new Deadlines(30);
         let expiries = 0;
@@ -41,7 +45,8 @@ describe("attempt deadlines", () => {
         };
         const answer = held();
         // A WeakRef keeps its target until the job that made it has ended.
-        await wait(0);
+        jest.useRealTimers();
+        await new Promise((resolve) => setImmediate(resolve));
         collect();
         expect(answer.deref()).toBeUndefined();
         deadlines.stop();
