@@ -2,7 +2,7 @@ import { Client } from "pg";
 import { performance } from "perf_hooks";
 
 import { mkdtempSync } from "fs";
-import { tmpdir } from "os";
+import { cpus, tmpdir } from "os";
 import { join } from "path";
 
 import { RelayProcess } from "../__tests__/support/child";
@@ -190,10 +190,11 @@ const resynchronisation = async (count: number): Promise<string> => {
 };
 
 const CHAIN_EVENTS = 1_000;
-const THROUGHPUT_EVENTS = 2_000;
+const THROUGHPUT_EVENTS = 5_000;
 const DELIVERY_TIMEOUT_MS = 120_000;
 
 interface DeliveryRun {
+    driver: "SQLite" | "PostgreSQL";
     relays: number;
     distinctEvents: number;
     requests: number;
@@ -216,10 +217,16 @@ const startRelayProcesses = async (url: string, count: number): Promise<{ relays
  * The same `events` block.applied events fed to every relay (processes of their own, a receiver
  * answering 200 at once); with `kill`, the last relay is killed with SIGKILL once a third is delivered.
  */
-const deliveryRun = async (url: string, relayCount: number, events: number, kill: boolean): Promise<DeliveryRun> => {
+const deliveryRun = async (
+    url: string,
+    relayCount: number,
+    events: number,
+    kill: boolean,
+    driver: DeliveryRun["driver"] = "PostgreSQL",
+): Promise<DeliveryRun> => {
     await emptyRegister(url);
     const receiver = await new Receiver().start();
-    const { relays, urls } = await startRelayProcesses(url, relayCount);
+    const { relays, urls } = await startRelayProcesses(driver === "SQLite" ? "sqlite" : url, relayCount);
     try {
         await fetch(`${urls[0]}/webhooks`, {
             method: "POST",
@@ -252,6 +259,7 @@ const deliveryRun = async (url: string, relayCount: number, events: number, kill
             idsByObject.set(object, (idsByObject.get(object) ?? new Set()).add(String(request.headers["webhook-id"])));
         }
         return {
+            driver,
             relays: relayCount,
             distinctEvents: idsByObject.size,
             requests: receiver.requests.length,
@@ -263,6 +271,48 @@ const deliveryRun = async (url: string, relayCount: number, events: number, kill
     } finally {
         await Promise.all(relays.map((relay) => relay.stop().catch(() => relay.kill())));
         await receiver.stop();
+    }
+};
+
+/** One relay on its own SQLite file, then 1, 2 and 3 relays on the shared PostgreSQL. */
+const throughputRuns = async (url: string): Promise<DeliveryRun[]> => {
+    const runs = [await deliveryRun(url, 1, THROUGHPUT_EVENTS, false, "SQLite")];
+    for (const relayCount of [1, 2, 3]) {
+        runs.push(await deliveryRun(url, relayCount, THROUGHPUT_EVENTS, false));
+    }
+    return runs;
+};
+
+const throughputTable = (runs: readonly DeliveryRun[]): string[] => {
+    const rate = (run: DeliveryRun): number => run.distinctEvents / run.seconds;
+    const sqlite = rate(runs[0]);
+    return [
+        `| driver | relays, each fed the same ${THROUGHPUT_EVENTS.toLocaleString("en")} events at once | deliveries/s (first event fed to last delivered) | ÷ one relay on SQLite | requests | events under more than one id |`,
+        "|---|---|---|---|---|---|",
+        ...runs.map((run) =>
+            formatRow([
+                run.driver,
+                String(run.relays),
+                rate(run).toFixed(0),
+                (rate(run) / sqlite).toFixed(2),
+                run.requests.toLocaleString("en"),
+                String(run.splitIds),
+            ]),
+        ),
+    ];
+};
+
+/** `npm run bench -- cluster-throughput`: the throughput table of the cluster bench alone. */
+export const benchClusterThroughput = async (): Promise<string[]> => {
+    const postgres = await startTestPostgres();
+    try {
+        return [
+            `Deliveries from one outbox on ${cpus().length} cores (relays in processes of their own, one block.applied webhook, a receiver answering 200 at once):`,
+            "",
+            ...throughputTable(await throughputRuns(postgres.url)),
+        ];
+    } finally {
+        await postgres.remove();
     }
 };
 
@@ -345,10 +395,7 @@ export const benchCluster = async (): Promise<string[]> => {
 
         const exactly = await deliveryRun(postgres.url, 2, CHAIN_EVENTS, false);
         const killed = await deliveryRun(postgres.url, 2, CHAIN_EVENTS, true);
-        const throughput: DeliveryRun[] = [];
-        for (const relayCount of [1, 2, 3]) {
-            throughput.push(await deliveryRun(postgres.url, relayCount, THROUGHPUT_EVENTS, false));
-        }
+        const throughput = await throughputRuns(postgres.url);
         const describeRun = (run: DeliveryRun) =>
             `${run.distinctEvents.toLocaleString("en")} events delivered (${(CHAIN_EVENTS - run.distinctEvents).toLocaleString("en")} lost), ${run.requests.toLocaleString("en")} requests, ${run.distinctIds.toLocaleString("en")} distinct webhook-ids, ${run.splitIds} events under more than one id`;
         rows.push(
@@ -358,16 +405,7 @@ export const benchCluster = async (): Promise<string[]> => {
             `- ${CHAIN_EVENTS.toLocaleString("en")} chain events fed to each of 2 relays: ${describeRun(exactly)}.`,
             `- The same with one relay killed (SIGKILL) once a third was delivered: ${describeRun(killed)}; ${killed.leasedByKilled ?? 0} deliveries were leased by the killed relay at the kill and taken over when their leases ran out.`,
             "",
-            `| relays, each fed the same ${THROUGHPUT_EVENTS.toLocaleString("en")} events at once | deliveries/s (first event fed to last delivered) | requests | events under more than one id |`,
-            "|---|---|---|---|",
-            ...throughput.map((run) =>
-                formatRow([
-                    String(run.relays),
-                    (run.distinctEvents / run.seconds).toFixed(0),
-                    run.requests.toLocaleString("en"),
-                    String(run.splitIds),
-                ]),
-            ),
+            ...throughputTable(throughput),
         );
     } finally {
         await postgres.remove();

@@ -3,7 +3,7 @@
 import { loadCompiledPlugin } from "./compiled-plugin";
 loadCompiledPlugin();
 
-import { benchCluster } from "./cluster";
+import { benchCluster, benchClusterThroughput } from "./cluster";
 import { benchCost } from "./cost";
 import { benchChangeOfPace, benchDelivery } from "./delivery";
 import { benchListener, benchListenerScale } from "./listener";
@@ -13,8 +13,8 @@ import { benchRegexp } from "./regexp";
 import { benchRegister, benchRegisterStall } from "./register";
 import { benchWallets } from "./wallets";
 
-/** Sections that another runs too: `delivery` runs `rates` (with `fan-out`) and `pace`, `listener` runs `listener-scale`, `register` runs `register-stall`. */
-const PARTS_OF_OTHERS = new Set(["rates", "fan-out", "pace", "listener-scale", "register-stall"]);
+/** Sections that another runs too: `cluster` runs `cluster-throughput`, `delivery` runs `rates` (with `fan-out`) and `pace`, `listener` runs `listener-scale`, `register` runs `register-stall`. */
+const PARTS_OF_OTHERS = new Set(["cluster-throughput", "rates", "fan-out", "pace", "listener-scale", "register-stall"]);
 
 /** `npm run bench`: every benchmark, each side by side with ARK's own plugin, in one run. */
 const main = async (): Promise<void> => {
@@ -23,6 +23,7 @@ const main = async (): Promise<void> => {
         ["register", async () => [...(await benchRegister()), "", ...(await benchRegisterStall())]],
         ["register-stall", benchRegisterStall],
         ["cluster", benchCluster],
+        ["cluster-throughput", benchClusterThroughput],
         ["listener", async () => [...(await benchListener()), "", ...(await benchListenerScale())]],
         ["listener-scale", benchListenerScale],
         ["delivery", async () => [...(await benchRates()), "", ...(await benchDelivery())]],

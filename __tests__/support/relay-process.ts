@@ -1,6 +1,7 @@
 /**
  * One relay of several on a shared PostgreSQL, in a process of its own, for tests and the bench
- * that kill it with SIGKILL. argv: <dir> <postgres url> <relay name>. Prints READY <url>, then
+ * that kill it with SIGKILL. argv: <dir> <postgres url, or "sqlite" for a relay on its own file>
+ * <relay name>. Prints READY <url>, then
  * reads commands on stdin, a line each:
  *   FEED <event> <from> <to> <interval ms>  feeds events with ids <event>-<n>, prints FED <to>
  *   STOP                                    stops the plugin cleanly and exits
@@ -17,7 +18,10 @@ const main = async (): Promise<void> => {
         {
             // A lease of 5 s: a killed relay's deliveries are taken over within seconds, while a living relay
             // stalled by a loaded machine (a slow fsync, a starved thread) still records its outcomes in time.
-            storage: { driver: "postgres", postgres: { url, relayName, leaseMs: 5_000, connectionTimeoutMs: 2_000 } },
+            storage:
+                url === "sqlite"
+                    ? { driver: "sqlite" }
+                    : { driver: "postgres", postgres: { url, relayName, leaseMs: 5_000, connectionTimeoutMs: 2_000 } },
             delivery: { timeoutMs: 1_000, retryScheduleSeconds: [1, 1, 1] },
         },
         { dir },
