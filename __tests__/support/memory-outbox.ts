@@ -30,6 +30,7 @@ export class MemoryOutbox implements SqliteOutboxStore {
                   local: this.journalFile,
                   shared: new MemorySharedDeliveries(this),
                   leaseMs: 60_000,
+                  attemptMs: 10_000,
               });
     }
 

@@ -186,6 +186,7 @@ export class DeliveryDispatcher {
         }
         this.outcomes.writeSoon();
         await this.pass;
+        await this.dependencies.outbox.letGo(this.clock()).catch((error: unknown) => this.report(error, "deliveries"));
         await Promise.allSettled([...this.inFlight.values()]);
         // Outcomes not written are attempted again at the next start (or, shared, when their lease runs out), under the same id.
         await this.recordHeldOutcomes().catch((error: unknown) => this.report(error, "outcomes"));

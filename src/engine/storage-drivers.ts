@@ -82,6 +82,7 @@ export const postgresDriver = ({ options, store, health, checkpoint }: DriverSet
             shared,
             // A lease outlives the longest attempt, so that no other relay takes a delivery under way.
             leaseMs: Math.max(postgres.leaseMs, options.delivery.timeoutMs + 1_000),
+            attemptMs: options.delivery.timeoutMs,
             checkpoint,
         }),
         start: (lookAgain) => {

@@ -52,6 +52,8 @@ export interface Outbox {
     touched(webhookId: string): void;
     /** The dispatcher lets go of a webhook (disabled, deleted or gone): what is held of it in memory goes. */
     forget(webhookId: string): void;
+    /** The dispatcher stopped: claims it holds and did not start are let go. */
+    letGo(now: number): Promise<void>;
     /** When the next pending delivery not yet due falls due; null when none waits. */
     nextDueAfter(now: number): Promise<number | null>;
     /** Ends every pending delivery of a webhook as cancelled, with the reason; returns how many. */

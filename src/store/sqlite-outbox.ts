@@ -155,6 +155,9 @@ export class SqliteOutbox implements Outbox {
         this.allDueReadUntil.delete(webhookId);
     }
 
+    /** Claims live in memory only: they end with it. */
+    public async letGo(): Promise<void> {}
+
     public async nextDueAfter(now: number): Promise<number | null> {
         return this.store.nextDueAfter(now);
     }
