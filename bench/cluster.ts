@@ -1,7 +1,7 @@
 import { Client } from "pg";
 import { performance } from "perf_hooks";
 
-import { mkdtempSync } from "fs";
+import { mkdtempSync, readdirSync, readFileSync } from "fs";
 import { cpus, tmpdir } from "os";
 import { join } from "path";
 
@@ -108,7 +108,10 @@ const emptyRegister = async (url: string): Promise<void> => {
     const client = new Client({ connectionString: url });
     await client.connect();
     try {
-        await client.query(`TRUNCATE ${SCHEMA}.webhooks CASCADE`);
+        // A database no relay has used yet has no schema: nothing to empty.
+        await client.query(
+            `DO $$ BEGIN IF to_regclass('${SCHEMA}.webhooks') IS NOT NULL THEN TRUNCATE ${SCHEMA}.webhooks CASCADE; END IF; END $$`,
+        );
     } finally {
         await client.end();
     }
@@ -202,8 +205,38 @@ interface DeliveryRun {
     /** Events delivered under more than one webhook-id: must be 0. */
     splitIds: number;
     seconds: number;
+    /** CPU time of PostgreSQL's processes, and of the relays' processes, from the first event fed to the last delivery. */
+    postgresCpuMs: number;
+    relaysCpuMs: number;
     leasedByKilled?: number;
 }
+
+const TICK_MS = 1000 / 100;
+
+/** CPU time (user and system) of the processes, in ms, from /proc (clock ticks of 10 ms). */
+const cpuMsOf = (pids: readonly number[]): number =>
+    pids.reduce((total, pid) => {
+        try {
+            // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+            const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+            return total + (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+        } catch {
+            return total; // gone meanwhile
+        }
+    }, 0);
+
+/** PostgreSQL's server processes: the postmaster and every backend. */
+const postgresPids = (): number[] =>
+    readdirSync("/proc")
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number)
+        .filter((pid) => {
+            try {
+                return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres";
+            } catch {
+                return false;
+            }
+        });
 
 const startRelayProcesses = async (url: string, count: number): Promise<{ relays: RelayProcess[]; urls: string[] }> => {
     const relays = Array.from(
@@ -235,6 +268,8 @@ const deliveryRun = async (
         });
         await new Promise((resolve) => setTimeout(resolve, 500)); // every relay follows the new webhook
         const objects = () => new Set(receiver.requests.map((request) => JSON.parse(request.body).data.id as string));
+        const relayPids = relays.map((relay) => relay.child.pid ?? 0);
+        const cpuBefore = { postgres: cpuMsOf(postgresPids()), relays: cpuMsOf(relayPids) };
         const started = performance.now();
         const feeds = relays.map((relay) => relay.feed("block.applied", 1, events, kill ? 1 : 0));
         let leasedByKilled: number | undefined;
@@ -251,6 +286,8 @@ const deliveryRun = async (
             await new Promise((resolve) => setTimeout(resolve, 5));
         }
         const seconds = (performance.now() - started) / 1000;
+        const postgresCpuMs = cpuMsOf(postgresPids()) - cpuBefore.postgres;
+        const relaysCpuMs = cpuMsOf(relayPids) - cpuBefore.relays;
         // Let duplicates of the deliveries taken over arrive before counting.
         await new Promise((resolve) => setTimeout(resolve, kill ? 5_000 : 500));
         const idsByObject = new Map<string, Set<string>>();
@@ -266,6 +303,8 @@ const deliveryRun = async (
             distinctIds: new Set(receiver.requests.map((request) => String(request.headers["webhook-id"]))).size,
             splitIds: [...idsByObject.values()].filter((ids) => ids.size > 1).length,
             seconds,
+            postgresCpuMs,
+            relaysCpuMs,
             leasedByKilled,
         };
     } finally {
@@ -287,14 +326,15 @@ const throughputTable = (runs: readonly DeliveryRun[]): string[] => {
     const rate = (run: DeliveryRun): number => run.distinctEvents / run.seconds;
     const sqlite = rate(runs[0]);
     return [
-        `| driver | relays, each fed the same ${THROUGHPUT_EVENTS.toLocaleString("en")} events at once | deliveries/s (first event fed to last delivered) | ÷ one relay on SQLite | requests | events under more than one id |`,
-        "|---|---|---|---|---|---|",
+        `| driver | relays, each fed the same ${THROUGHPUT_EVENTS.toLocaleString("en")} events at once | deliveries/s (first event fed to last delivered) | ÷ one relay on SQLite | CPU µs a delivery: PostgreSQL / relays | requests | events under more than one id |`,
+        "|---|---|---|---|---|---|---|",
         ...runs.map((run) =>
             formatRow([
                 run.driver,
                 String(run.relays),
                 rate(run).toFixed(0),
                 (rate(run) / sqlite).toFixed(2),
+                `${((run.postgresCpuMs * 1000) / run.distinctEvents).toFixed(0)} / ${((run.relaysCpuMs * 1000) / run.distinctEvents).toFixed(0)}`,
                 run.requests.toLocaleString("en"),
                 String(run.splitIds),
             ]),
