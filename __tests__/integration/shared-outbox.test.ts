@@ -3,25 +3,13 @@ import { Client } from "pg";
 import { SharedDeliveries } from "../../src/cluster/postgres-outbox";
 import { PostgresDeliveries } from "../../src/cluster/postgres-deliveries";
 import { SCHEMA } from "../../src/cluster/postgres-schema";
-import { Delivery } from "../../src/contracts";
 import { AttemptOutcome } from "../../src/store/delivery-store";
-import { MemoryOutbox, MemorySharedDeliveries } from "../support/memory-outbox";
+import { MemoryOutbox, MemorySharedDeliveries, owedDelivery } from "../support/memory-outbox";
 import { startTestPostgres, TestPostgres } from "../support/postgres";
 
 jest.setTimeout(120_000);
 
-const owed = (id: string, webhookId: string, due: number): Delivery => ({
-    id,
-    webhookId,
-    event: "block.applied",
-    body: "{}",
-    status: "pending",
-    attempts: 0,
-    nextAttemptAt: due,
-    reason: null,
-    createdAt: due,
-    updatedAt: due,
-});
+const owed = owedDelivery;
 
 const outcome = (
     deliveryId: string,

@@ -4,6 +4,20 @@ import { AttemptOutcome } from "../../src/store/delivery-store";
 import { Outbox } from "../../src/store/outbox";
 import { SqliteOutbox, SqliteOutboxStore } from "../../src/store/sqlite-outbox";
 
+/** A pending delivery of a block.applied event, never attempted, due at `due`. */
+export const owedDelivery = (id: string, webhookId: string, due: number): Delivery => ({
+    id,
+    webhookId,
+    event: "block.applied",
+    body: "{}",
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: due,
+    reason: null,
+    createdAt: due,
+    updatedAt: due,
+});
+
 export type DriverName = "sqlite" | "postgres";
 
 /**
@@ -49,18 +63,7 @@ export class MemoryOutbox implements SqliteOutboxStore {
 
     public owe(webhookId: string, count = 1, due = 0): void {
         for (let index = 0; index < count; index++) {
-            this.deliveries.push({
-                id: `${webhookId}-${this.deliveries.length}`,
-                webhookId,
-                event: "block.applied",
-                body: "{}",
-                status: "pending",
-                attempts: 0,
-                nextAttemptAt: due,
-                reason: null,
-                createdAt: due,
-                updatedAt: due,
-            });
+            this.deliveries.push(owedDelivery(`${webhookId}-${this.deliveries.length}`, webhookId, due));
         }
     }
 
