@@ -250,7 +250,9 @@ export class DeliveryDispatcher {
             this.passFailures = 0;
         } catch (error) {
             this.passFailures++;
-            this.lookPending = true;
+            // A notice may have been missed meanwhile; an outbox told of all its work lost nothing
+            // (and its look reads every pending row's webhook).
+            this.lookPending ||= this.dependencies.outbox.lookEveryMs !== undefined;
             this.report(error, "deliveries");
             rest = { ms: failureBackoffMs(this.passFailures, PASS_BACKOFF_MAX_MS), look: false };
             this.pausedUntil = this.clock() + rest.ms;

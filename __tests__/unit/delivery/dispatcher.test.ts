@@ -424,6 +424,31 @@ describe("the dispatcher over the SQLite outbox's read-ahead, on a clock the tes
         expect(outbox.recorded.filter((outcome) => outcome.attempt.deliveryId === "a-1000")).toHaveLength(1);
     });
 
+    it("looks for webhooks with work once, at start, however many passes fail", async () => {
+        const outbox = new MemoryOutbox();
+        outbox.owe("a");
+        const looks = jest.spyOn(outbox, "pendingWebhookIds");
+        // The first pass goes through; the three after it fail.
+        let passes = 0;
+        sender = new ScriptedSender(() => answered(200));
+        dispatcher = dispatcherOver(outbox, sender, [webhook("a")], {}, Date.now, {
+            expand: () => {
+                passes++;
+                if (passes >= 2 && passes <= 4) {
+                    throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
+                }
+                return { drained: true, webhookIds: [], deliveries: [], committed: 0, gatherMs: 0 };
+            },
+        });
+        dispatcher.start();
+
+        await jest.advanceTimersByTimeAsync(10_000);
+
+        expect(passes).toBeGreaterThan(4);
+        expect(sender.sent).toHaveLength(1);
+        expect(looks).toHaveBeenCalledTimes(1);
+    });
+
     it("reads a webhook's due deliveries once for many attempts, each sent once", async () => {
         const outbox = new MemoryOutbox();
         outbox.owe("a", 600);
